@@ -1,0 +1,268 @@
+// Elementwise ops: arithmetic, unary math, comparisons, where, clamp, pow,
+// with PyTorch's type promotion and NumPy broadcasting. Each builds one node
+// whose inputs are cast to the compute dtype and expanded to the output shape.
+#include <cmath>
+
+#include "core/ops_common.h"
+
+namespace kiln {
+
+// ---- promotion (torch.result_type: dim tensors > 0-dim tensors > scalars) ----
+namespace {
+struct ResultTypeState {
+  std::optional<DType> dim, zero, wrapped;
+  void add(const Tensor& t) {
+    auto& slot = t.dim() > 0 ? dim : zero;
+    slot = slot ? promote_types(*slot, t.dtype()) : t.dtype();
+  }
+  void add(const Scalar& s) {
+    DType d = wrapped_scalar_dtype(s);
+    wrapped = wrapped ? promote_types(*wrapped, d) : d;
+  }
+  static std::optional<DType> combine(std::optional<DType> higher, std::optional<DType> lower) {
+    if (!higher) return lower;
+    if (!lower) return higher;
+    if (is_floating_point(*higher)) return higher;
+    if (*higher == DType::Bool || is_floating_point(*lower)) return promote_types(*higher, *lower);
+    return higher;
+  }
+  DType result() const { return *combine(dim, combine(zero, wrapped)); }
+};
+
+DType floating_compute_type(DType t) { return is_floating_point(t) ? t : default_dtype(); }
+
+NodePtr prepare(const Tensor& t, DType dtype, const Shape& shape, const char* op) {
+  return expand_node(cast_node(node_of(t, op), dtype), shape);
+}
+
+DType binary_compute_type(Op op, DType promoted) {
+  if (op == Op::Div) return floating_compute_type(promoted);
+  return promoted;
+}
+
+void check_binary_dtypes(Op op, DType a, DType b, const char* name) {
+  if (op == Op::Sub)
+    KILN_CHECK(!(a == DType::Bool && b == DType::Bool), name,
+               "Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
+               "`^` or `logical_xor()` operator instead.");
+  if (op == Op::Sub)
+    KILN_CHECK(a != DType::Bool && b != DType::Bool, name,
+               "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+               "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+}
+
+Tensor finish(Op op, DType compute, const Shape& shape, Device dev, std::vector<NodePtr> ins,
+              bool rg) {
+  DType out = is_comparison(op) ? DType::Bool : compute;
+  return make_tensor(make_node(op, out, dev, shape, std::move(ins)), rg && !is_comparison(op));
+}
+}  // namespace
+
+DType result_type(const Tensor& a, const Tensor& b) {
+  ResultTypeState s;
+  s.add(a);
+  s.add(b);
+  return s.result();
+}
+
+DType result_type(const Tensor& a, Scalar b) {
+  ResultTypeState s;
+  s.add(a);
+  s.add(b);
+  return s.result();
+}
+
+Tensor binary_op(Op op, const Tensor& a, const Tensor& b, const char* name) {
+  check_same_device(name, {&a, &b});
+  check_binary_dtypes(op, a.dtype(), b.dtype(), name);
+  DType ct = binary_compute_type(op, result_type(a, b));
+  Shape shape = broadcast_shapes(a.sizes(), b.sizes(), name);
+  return finish(op, ct, shape, a.device(),
+                {prepare(a, ct, shape, name), prepare(b, ct, shape, name)},
+                any_requires_grad({&a, &b}));
+}
+
+Tensor binary_op(Op op, const Tensor& a, const Scalar& b, const char* name, bool scalar_first) {
+  KILN_CHECK(a.defined(), name, "expected a defined tensor but got an undefined one");
+  check_binary_dtypes(op, a.dtype(), wrapped_scalar_dtype(b), name);
+  DType ct = binary_compute_type(op, result_type(a, b));
+  const Shape& shape = a.sizes();
+  NodePtr x = prepare(a, ct, shape, name);
+  NodePtr y = expand_node(scalar_node(b, ct, a.device()), shape);
+  std::vector<NodePtr> ins = scalar_first ? std::vector<NodePtr>{y, x} : std::vector<NodePtr>{x, y};
+  return finish(op, ct, shape, a.device(), std::move(ins), a.requires_grad());
+}
+
+namespace {
+Tensor unary_float(Op op, const Tensor& t, const char* name) {
+  NodePtr n = node_of(t, name);
+  DType ct = floating_compute_type(t.dtype());
+  return make_tensor(make_node(op, ct, t.device(), t.sizes(), {cast_node(n, ct)}),
+                     t.requires_grad());
+}
+Tensor unary_same(Op op, const Tensor& t, const char* name) {
+  NodePtr n = node_of(t, name);
+  return make_tensor(make_node(op, t.dtype(), t.device(), t.sizes(), {n}), t.requires_grad());
+}
+// alpha * b for a + alpha * b: checked against, and computed in, the dtype
+// of the whole op (PyTorch's common dtype of a and b), not b's alone.
+Tensor scaled(const Tensor& a, const Tensor& b, const Scalar& alpha, const char* name) {
+  KILN_CHECK(a.defined() && b.defined(), name, "expected a defined tensor but got an undefined one");
+  DType common = result_type(a, b);
+  KILN_CHECK(!(alpha.is_floating_point() && is_integral(common, true)), name,
+             "For integral input tensors, argument alpha must not be a floating point number.");
+  if (!alpha.is_floating_point() && alpha.to_long() == 1) return b;
+  return binary_op(Op::Mul, b.to(common), alpha, name);
+}
+}  // namespace
+
+// ---- methods ----
+Tensor Tensor::add(const Tensor& o, Scalar alpha) const {
+  return binary_op(Op::Add, *this, scaled(*this, o, alpha, "add"), "add");
+}
+// o * alpha as one scalar, keeping it integral when both are. As for
+// tensors, a floating alpha is refused when the op's dtype is integral.
+static Scalar scaled_scalar(const Tensor& t, const Scalar& o, const Scalar& alpha, const char* name) {
+  KILN_CHECK(t.defined(), name, "expected a defined tensor but got an undefined one");
+  KILN_CHECK(!(alpha.is_floating_point() && is_integral(result_type(t, o), true)), name,
+             "For integral input tensors, argument alpha must not be a floating point number.");
+  if (!alpha.is_floating_point() && alpha.to_long() == 1) return o;
+  if (!o.is_floating_point() && !alpha.is_floating_point()) return Scalar(o.to_long() * alpha.to_long());
+  return Scalar(o.to_double() * alpha.to_double());
+}
+Tensor Tensor::add(Scalar o, Scalar alpha) const {
+  return binary_op(Op::Add, *this, scaled_scalar(*this, o, alpha, "add"), "add");
+}
+Tensor Tensor::sub(const Tensor& o, Scalar alpha) const {
+  return binary_op(Op::Sub, *this, scaled(*this, o, alpha, "sub"), "sub");
+}
+Tensor Tensor::sub(Scalar o, Scalar alpha) const {
+  return binary_op(Op::Sub, *this, scaled_scalar(*this, o, alpha, "sub"), "sub");
+}
+Tensor Tensor::mul(const Tensor& o) const { return binary_op(Op::Mul, *this, o, "mul"); }
+Tensor Tensor::mul(Scalar o) const { return binary_op(Op::Mul, *this, o, "mul"); }
+Tensor Tensor::div(const Tensor& o) const { return binary_op(Op::Div, *this, o, "div"); }
+Tensor Tensor::div(Scalar o) const { return binary_op(Op::Div, *this, o, "div"); }
+Tensor Tensor::maximum(const Tensor& o) const { return binary_op(Op::Maximum, *this, o, "maximum"); }
+Tensor Tensor::minimum(const Tensor& o) const { return binary_op(Op::Minimum, *this, o, "minimum"); }
+
+Tensor Tensor::pow(const Tensor& e) const { return binary_op(Op::Pow, *this, e, "pow"); }
+Tensor Tensor::pow(Scalar e) const {
+  KILN_CHECK(!(is_integral(dtype(), true) && !e.is_floating_point() && e.to_long() < 0), "pow",
+             "Integers to negative integer powers are not allowed.");
+  return binary_op(Op::Pow, *this, e, "pow");
+}
+
+Tensor Tensor::neg() const {
+  KILN_CHECK(dtype() != DType::Bool, "neg",
+             "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
+             "to invert a mask, use the `~` or `logical_not()` operator instead.");
+  return unary_same(Op::Neg, *this, "neg");
+}
+Tensor Tensor::abs() const { return unary_same(Op::Abs, *this, "abs"); }
+Tensor Tensor::relu() const { return unary_same(Op::Relu, *this, "relu"); }
+Tensor Tensor::exp() const { return unary_float(Op::Exp, *this, "exp"); }
+Tensor Tensor::log() const { return unary_float(Op::Log, *this, "log"); }
+Tensor Tensor::sqrt() const { return unary_float(Op::Sqrt, *this, "sqrt"); }
+Tensor Tensor::rsqrt() const { return unary_float(Op::Rsqrt, *this, "rsqrt"); }
+Tensor Tensor::sin() const { return unary_float(Op::Sin, *this, "sin"); }
+Tensor Tensor::cos() const { return unary_float(Op::Cos, *this, "cos"); }
+Tensor Tensor::tanh() const { return unary_float(Op::Tanh, *this, "tanh"); }
+Tensor Tensor::sigmoid() const { return unary_float(Op::Sigmoid, *this, "sigmoid"); }
+Tensor Tensor::square() const { return mul(*this); }
+Tensor Tensor::logical_not() const {
+  NodePtr n = node_of(*this, "logical_not");
+  return make_tensor(make_node(Op::LogicalNot, DType::Bool, device(), sizes(), {n}));
+}
+
+Tensor Tensor::clamp(std::optional<Scalar> lo, std::optional<Scalar> hi) const {
+  KILN_CHECK(lo || hi, "clamp", "At least one of 'min' or 'max' must not be None");
+  ResultTypeState s;
+  s.add(*this);
+  if (lo) s.add(*lo);
+  if (hi) s.add(*hi);
+  DType ct = s.result();
+  Tensor x = to(ct);
+  if (lo) x = binary_op(Op::Maximum, x, *lo, "clamp");
+  if (hi) x = binary_op(Op::Minimum, x, *hi, "clamp");
+  return x;
+}
+
+#define KILN_COMPARISON(method, OP)                                                         \
+  Tensor Tensor::method(const Tensor& o) const { return binary_op(Op::OP, *this, o, #method); } \
+  Tensor Tensor::method(Scalar o) const { return binary_op(Op::OP, *this, o, #method); }
+KILN_COMPARISON(eq, Eq)
+KILN_COMPARISON(ne, Ne)
+KILN_COMPARISON(lt, Lt)
+KILN_COMPARISON(le, Le)
+KILN_COMPARISON(gt, Gt)
+KILN_COMPARISON(ge, Ge)
+#undef KILN_COMPARISON
+
+// ---- where ----
+Tensor where(const Tensor& c, const Tensor& a, const Tensor& b) {
+  check_same_device("where", {&c, &a, &b});
+  KILN_CHECK(c.dtype() == DType::Bool, "where",
+             "where expected condition to be a boolean tensor, but got a tensor with dtype ",
+             scalar_type_name(c.dtype()));
+  DType ct = result_type(a, b);
+  Shape shape = broadcast_shapes(broadcast_shapes(c.sizes(), a.sizes(), "where"), b.sizes(), "where");
+  return make_tensor(make_node(Op::Where, ct, a.device(), shape,
+                               {prepare(c, DType::Bool, shape, "where"),
+                                prepare(a, ct, shape, "where"), prepare(b, ct, shape, "where")}),
+                     any_requires_grad({&a, &b}));
+}
+Tensor where(const Tensor& c, const Tensor& a, Scalar b) {
+  DType ct = result_type(a, b);
+  return where(c, a.to(ct), full({}, b, TensorOptions(ct).device(a.device())));
+}
+Tensor where(const Tensor& c, Scalar a, const Tensor& b) {
+  DType ct = result_type(b, a);
+  return where(c, full({}, a, TensorOptions(ct).device(b.device())), b.to(ct));
+}
+Tensor where(const Tensor& c, Scalar a, Scalar b) {
+  ResultTypeState s;
+  s.add(a);
+  s.add(b);
+  DType ct = s.result();
+  auto o = TensorOptions(ct).device(c.device());
+  return where(c, full({}, a, o), full({}, b, o));
+}
+
+// ---- functional forms ----
+Tensor maximum(const Tensor& a, const Tensor& b) { return a.maximum(b); }
+Tensor minimum(const Tensor& a, const Tensor& b) { return a.minimum(b); }
+Tensor clamp(const Tensor& t, std::optional<Scalar> lo, std::optional<Scalar> hi) {
+  return t.clamp(lo, hi);
+}
+Tensor pow(const Tensor& t, Scalar e) { return t.pow(e); }
+Tensor pow(const Tensor& t, const Tensor& e) { return t.pow(e); }
+Tensor pow(Scalar base, const Tensor& e) { return binary_op(Op::Pow, e, base, "pow", true); }
+
+// ---- operators ----
+Tensor operator+(const Tensor& a, const Tensor& b) { return a.add(b); }
+Tensor operator+(const Tensor& a, Scalar b) { return binary_op(Op::Add, a, b, "add"); }
+Tensor operator+(Scalar a, const Tensor& b) { return binary_op(Op::Add, b, a, "add", true); }
+Tensor operator-(const Tensor& a, const Tensor& b) { return a.sub(b); }
+Tensor operator-(const Tensor& a, Scalar b) { return binary_op(Op::Sub, a, b, "sub"); }
+Tensor operator-(Scalar a, const Tensor& b) { return binary_op(Op::Sub, b, a, "sub", true); }
+Tensor operator*(const Tensor& a, const Tensor& b) { return a.mul(b); }
+Tensor operator*(const Tensor& a, Scalar b) { return a.mul(b); }
+Tensor operator*(Scalar a, const Tensor& b) { return binary_op(Op::Mul, b, a, "mul", true); }
+Tensor operator/(const Tensor& a, const Tensor& b) { return a.div(b); }
+Tensor operator/(const Tensor& a, Scalar b) { return a.div(b); }
+Tensor operator/(Scalar a, const Tensor& b) { return binary_op(Op::Div, b, a, "div", true); }
+Tensor operator-(const Tensor& a) { return a.neg(); }
+Tensor operator!(const Tensor& a) { return a.logical_not(); }
+#define KILN_CMP_OPERATOR(sym, method)                                              \
+  Tensor operator sym(const Tensor& a, const Tensor& b) { return a.method(b); } \
+  Tensor operator sym(const Tensor& a, Scalar b) { return a.method(b); }
+KILN_CMP_OPERATOR(==, eq)
+KILN_CMP_OPERATOR(!=, ne)
+KILN_CMP_OPERATOR(<, lt)
+KILN_CMP_OPERATOR(<=, le)
+KILN_CMP_OPERATOR(>, gt)
+KILN_CMP_OPERATOR(>=, ge)
+#undef KILN_CMP_OPERATOR
+
+}  // namespace kiln

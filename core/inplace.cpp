@@ -1,0 +1,204 @@
+// In-place ops. A write never mutates a node: it computes the new value of
+// the written region, then replaces the storage's node with an Assign node
+// (old value, region replaced) and bumps the storage's version, so the base
+// and every view on the storage see it.
+#include <algorithm>
+
+#include "core/ops_common.h"
+
+namespace kiln {
+
+namespace {
+// Writes `value` (dst's dtype and device, dst's shape) into dst's region.
+void write_into(const Tensor& dst, NodePtr value, const char* op) {
+  TensorImpl& t = *dst.impl();
+  for (size_t i = 0; i < t.sizes.size(); ++i)
+    KILN_CHECK(!(t.strides[i] == 0 && t.sizes[i] > 1), op,
+               "unsupported operation: more than one element of the written-to tensor refers to a "
+               "single memory location. Please clone() the tensor before performing the operation.");
+  KILN_INTERNAL_ASSERT(value->shape == t.sizes && value->dtype == t.dtype(), "write of ",
+                       value->shape, " into ", t.sizes);
+  Storage& s = *t.storage;
+  if (t.covers_storage()) {
+    write_storage(s, reshape_node(value, s.node->shape));
+    return;
+  }
+  Attrs a;
+  a.ints.push_back(t.offset);
+  for (int64_t st : t.strides) a.ints.push_back(st);
+  write_storage(s, make_node(Op::Assign, s.dtype(), s.device(), s.node->shape, {s.node, value},
+                             std::move(a)));
+}
+
+// self = result of an out-of-place op on self: checks PyTorch's in-place rules.
+Tensor& assign_result(Tensor& self, const Tensor& result, const char* op) {
+  KILN_CHECK(can_cast(result.dtype(), self.dtype()), op, "result type ",
+             scalar_type_name(result.dtype()), " can't be cast to the desired output type ",
+             scalar_type_name(self.dtype()));
+  KILN_CHECK(result.sizes() == self.sizes(), op, "output with shape ", self.sizes(),
+             " doesn't match the broadcast shape ", result.sizes());
+  NodePtr v = cast_node(node_of(result, op), self.dtype());
+  if (result.requires_grad() && !self.requires_grad()) {
+    self.impl()->requires_grad = true;
+    self.impl()->is_leaf = false;
+  }
+  write_into(self, v, op);
+  return self;
+}
+
+void check_defined(const Tensor& t, const char* op) {
+  KILN_CHECK(t.defined(), op, "expected a defined tensor but got an undefined one");
+}
+
+// PyTorch's is_non_overlapping_and_dense: a permutation of a contiguous layout.
+bool non_overlapping_and_dense(const TensorImpl& t) {
+  std::vector<size_t> perm(t.sizes.size());
+  for (size_t i = 0; i < perm.size(); ++i) perm[i] = i;
+  std::sort(perm.begin(), perm.end(), [&](size_t a, size_t b) {
+    if (t.sizes[a] < 2) return false;
+    if (t.sizes[b] < 2) return true;
+    return t.strides[a] < t.strides[b];
+  });
+  int64_t expected = 1;
+  for (size_t d : perm) {
+    if (t.sizes[d] < 2) return true;
+    if (t.strides[d] != expected) return false;
+    expected *= t.sizes[d];
+  }
+  return true;
+}
+
+// PyTorch's assert_no_partial_overlap between the written tensor and an input:
+// an input that shares some but not all of the written memory is refused
+// (PyTorch would read elements it has already overwritten). As in PyTorch,
+// layouts that are not dense are not examined.
+void check_no_partial_overlap(const Tensor& self, const Tensor& src, const char* op) {
+  if (!src.defined()) return;
+  const TensorImpl& a = *self.impl();
+  const TensorImpl& b = *src.impl();
+  if (&a == &b || a.storage != b.storage || a.numel() == 0 || b.numel() == 0) return;
+  if (!non_overlapping_and_dense(a) || !non_overlapping_and_dense(b)) return;
+  const int64_t a0 = a.offset, a1 = a.offset + a.numel();
+  const int64_t b0 = b.offset, b1 = b.offset + b.numel();
+  const bool same = a0 == b0 && a1 == b1 && a.strides == b.strides;
+  KILN_CHECK(same || a1 <= b0 || b1 <= a0, op,
+             "unsupported operation: some elements of the input tensor and the written-to tensor "
+             "refer to a single memory location. Please clone() the tensor before performing the "
+             "operation. (written ", a.sizes, " at offset ", a.offset, ", input ", b.sizes,
+             " at offset ", b.offset, ")");
+}
+}  // namespace
+
+Tensor& Tensor::add_(const Tensor& o, Scalar alpha) {
+  check_defined(*this, "add_");
+  check_no_partial_overlap(*this, o, "add_");
+  return assign_result(*this, add(o, alpha), "add_");
+}
+Tensor& Tensor::add_(Scalar o, Scalar alpha) { check_defined(*this, "add_"); return assign_result(*this, add(o, alpha), "add_"); }
+Tensor& Tensor::sub_(const Tensor& o, Scalar alpha) {
+  check_defined(*this, "sub_");
+  check_no_partial_overlap(*this, o, "sub_");
+  return assign_result(*this, sub(o, alpha), "sub_");
+}
+Tensor& Tensor::sub_(Scalar o, Scalar alpha) { check_defined(*this, "sub_"); return assign_result(*this, sub(o, alpha), "sub_"); }
+Tensor& Tensor::mul_(const Tensor& o) {
+  check_defined(*this, "mul_");
+  check_no_partial_overlap(*this, o, "mul_");
+  return assign_result(*this, mul(o), "mul_");
+}
+Tensor& Tensor::mul_(Scalar o) { check_defined(*this, "mul_"); return assign_result(*this, mul(o), "mul_"); }
+Tensor& Tensor::div_(const Tensor& o) {
+  check_defined(*this, "div_");
+  check_no_partial_overlap(*this, o, "div_");
+  return assign_result(*this, div(o), "div_");
+}
+Tensor& Tensor::div_(Scalar o) { check_defined(*this, "div_"); return assign_result(*this, div(o), "div_"); }
+Tensor& Tensor::clamp_(std::optional<Scalar> lo, std::optional<Scalar> hi) {
+  check_defined(*this, "clamp_");
+  return assign_result(*this, clamp(lo, hi), "clamp_");
+}
+
+Tensor& Tensor::zero_() { return fill_(0); }
+
+// fill_ may write an expanded view, as in PyTorch: every element gets the
+// same value, so it writes each memory location once (stride-0 dims collapse).
+static Tensor distinct_locations(const Tensor& t) {
+  Shape sizes = t.sizes();
+  bool collapsed = false;
+  for (size_t i = 0; i < sizes.size(); ++i)
+    if (t.strides()[i] == 0 && sizes[i] > 1) {
+      sizes[i] = 1;
+      collapsed = true;
+    }
+  return collapsed ? make_view(t, sizes, t.strides(), t.storage_offset()) : t;
+}
+
+Tensor& Tensor::fill_(Scalar v) {
+  check_defined(*this, "fill_");
+  Tensor dst = distinct_locations(*this);
+  write_into(dst, full_node(dst.sizes(), v, dtype(), device()), "fill_");
+  return *this;
+}
+
+Tensor& Tensor::fill_(const Tensor& v) {
+  check_defined(*this, "fill_");
+  KILN_CHECK(v.dim() == 0, "fill_", "fill_ only supports 0-dimension value tensor but got tensor with ",
+             v.dim(), " dimensions.");
+  // The value is read before the write (PyTorch reads it as a scalar), so a
+  // value aliasing this tensor is fine.
+  Tensor dst = distinct_locations(*this);
+  NodePtr n = node_of(v, "fill_");
+  if (v.device() != device()) n = make_node(Op::ToDevice, n->dtype, device(), n->shape, {n});
+  write_into(dst, expand_node(cast_node(n, dtype()), dst.sizes()), "fill_");
+  if (v.requires_grad() && !requires_grad()) {
+    impl()->requires_grad = true;
+    impl()->is_leaf = false;
+  }
+  return *this;
+}
+
+Tensor& Tensor::copy_(const Tensor& src) {
+  check_defined(*this, "copy_");
+  check_defined(src, "copy_");
+  check_no_partial_overlap(*this, src, "copy_");
+  Shape b = broadcast_shapes(sizes(), src.sizes(), "copy_");
+  KILN_CHECK(b == sizes(), "copy_", "output with shape ", sizes(),
+             " doesn't match the broadcast shape ", b, " (copy_ from ", src.sizes(), ")");
+  NodePtr v = node_of(src, "copy_");
+  if (src.device() != device()) v = make_node(Op::ToDevice, v->dtype, device(), v->shape, {v});
+  v = expand_node(cast_node(v, dtype()), sizes());
+  if (src.requires_grad() && !requires_grad()) {
+    impl()->requires_grad = true;
+    impl()->is_leaf = false;
+  }
+  write_into(*this, v, "copy_");
+  return *this;
+}
+
+Tensor& Tensor::operator=(const Tensor& src) && { return copy_(src); }
+Tensor& Tensor::operator=(Scalar v) && { return fill_(v); }
+
+// As LibTorch's set_item (copy_to): equal shapes copy; a 0-dim CPU value
+// fills; otherwise the value's leading size-1 dims are dropped and it is
+// broadcast into the indexed region.
+Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& v) {
+  Tensor dst = index(indices);
+  check_defined(v, "index_put_");
+  if (dst.sizes() == v.sizes()) {
+    dst.copy_(v);
+  } else if (v.dim() == 0 && v.device().is_cpu()) {
+    dst.fill_(v);
+  } else {
+    size_t lead = 0;
+    while (lead < v.sizes().size() && v.sizes()[lead] == 1) ++lead;
+    Shape s(v.sizes().begin() + lead, v.sizes().end());
+    dst.copy_(lead ? v.view(s) : v);
+  }
+  return *this;
+}
+Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices, Scalar v) {
+  index(indices).fill_(v);
+  return *this;
+}
+
+}  // namespace kiln

@@ -1,0 +1,89 @@
+// Node construction, structural hashing and structural equality.
+#include "core/node.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "kiln/error.h"
+
+namespace kiln {
+
+bool operator==(const Attrs& a, const Attrs& b) {
+  if (a.ints != b.ints || a.reals.size() != b.reals.size()) return false;
+  // Compare reals bitwise so NaN attributes (a NaN fill value) compare equal.
+  return a.reals.empty() ||
+         std::memcmp(a.reals.data(), b.reals.data(), a.reals.size() * sizeof(double)) == 0;
+}
+
+namespace {
+inline void mix(uint64_t& h, uint64_t v) {
+  // 64-bit FNV-style mix with a final avalanche per value.
+  v *= 0x9E3779B97F4A7C15ull;
+  v ^= v >> 32;
+  h = (h ^ v) * 0x100000001B3ull;
+}
+
+uint64_t structural_hash(const Node& n) {
+  uint64_t h = 0xCBF29CE484222325ull;
+  mix(h, static_cast<uint64_t>(n.op));
+  mix(h, static_cast<uint64_t>(n.dtype));
+  mix(h, static_cast<uint64_t>(n.device.type) * 131 + static_cast<uint64_t>(n.device.index));
+  mix(h, n.shape.size());
+  for (int64_t s : n.shape) mix(h, static_cast<uint64_t>(s));
+  for (int64_t v : n.attrs.ints) mix(h, static_cast<uint64_t>(v));
+  for (double r : n.attrs.reals) {
+    uint64_t bits;
+    std::memcpy(&bits, &r, sizeof bits);
+    mix(h, bits);
+  }
+  for (const auto& in : n.inputs) mix(h, in->hash);
+  return h;
+}
+}  // namespace
+
+NodePtr make_node(Op op, DType dtype, Device device, Shape shape, std::vector<NodePtr> inputs,
+                  Attrs attrs) {
+  const OpInfo& info = op_info(op);
+  KILN_INTERNAL_ASSERT(info.arity < 0 || static_cast<int>(inputs.size()) == info.arity,
+                       "op ", info.name, " takes ", info.arity, " inputs, got ", inputs.size());
+  auto n = std::make_shared<Node>();
+  n->op = op;
+  n->dtype = dtype;
+  n->device = device;
+  n->shape = std::move(shape);
+  n->inputs = std::move(inputs);
+  n->attrs = std::move(attrs);
+  uint32_t depth = 0;
+  for (const auto& in : n->inputs) {
+    KILN_INTERNAL_ASSERT(in != nullptr, "null input to ", info.name);
+    depth = std::max(depth, in->depth + 1);
+  }
+  n->depth = depth;
+  n->hash = structural_hash(*n);
+  return n;
+}
+
+NodePtr make_buffer_node(BufferPtr buffer, Shape shape) {
+  KILN_INTERNAL_ASSERT(buffer->numel() == shape.numel(), "buffer of ", buffer->numel(),
+                       " elements for shape ", shape);
+  auto n = std::make_shared<Node>();
+  n->op = Op::Buffer;
+  n->dtype = buffer->dtype();
+  n->device = buffer->device();
+  n->shape = std::move(shape);
+  n->buffer = std::move(buffer);
+  n->hash = structural_hash(*n);
+  return n;
+}
+
+bool same_structure(const Node& a, const Node& b) {
+  if (&a == &b) return true;
+  if (a.hash != b.hash || a.op != b.op || a.dtype != b.dtype || a.device != b.device ||
+      a.shape != b.shape || !(a.attrs == b.attrs) || a.inputs.size() != b.inputs.size())
+    return false;
+  for (size_t i = 0; i < a.inputs.size(); ++i)
+    if (!same_structure(*a.inputs[i], *b.inputs[i])) return false;
+  return true;
+}
+
+}  // namespace kiln

@@ -1,0 +1,57 @@
+// Node: one immutable vertex of the lazy graph (op, dtype, device, shape,
+// inputs, attributes). Nodes hash and compare by structure, so a graph seen
+// before can be recognized; leaves compare by dtype and shape, not by data.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/buffer.h"
+#include "core/op.h"
+#include "kiln/device.h"
+#include "kiln/dtype.h"
+#include "kiln/shape.h"
+
+namespace kiln {
+
+struct Node;
+using NodePtr = std::shared_ptr<const Node>;
+
+struct Attrs {
+  std::vector<int64_t> ints;
+  std::vector<double> reals;
+  friend bool operator==(const Attrs& a, const Attrs& b);
+};
+
+struct Node {
+  Op op;
+  DType dtype;
+  Device device;
+  Shape shape;
+  std::vector<NodePtr> inputs;
+  Attrs attrs;
+  uint64_t hash = 0;   // structural: op, dtype, device, shape, attrs, inputs' hashes
+  uint32_t depth = 0;  // longest path to a leaf
+  // Op::Buffer: the data. Mutable for one reason: when a borrowed buffer is
+  // overwritten in place (from_blob writes), readers still pending get a
+  // snapshot of the old contents first (copy-on-write, see realize.cpp).
+  mutable BufferPtr buffer;
+  // The value, once evaluated as a target: later graphs that still hold this
+  // node reuse it instead of recomputing. Never changes the node's meaning.
+  mutable BufferPtr realized;
+
+  int64_t numel() const { return shape.numel(); }
+  int64_t rank() const { return static_cast<int64_t>(shape.size()); }
+  OpClass cls() const { return op_class(op); }
+};
+
+NodePtr make_node(Op op, DType dtype, Device device, Shape shape, std::vector<NodePtr> inputs,
+                  Attrs attrs = {});
+NodePtr make_buffer_node(BufferPtr buffer, Shape shape);
+
+// Structural equality: same op, dtype, device, shape, attrs and structurally
+// equal inputs. Buffers compare by dtype and shape only.
+bool same_structure(const Node& a, const Node& b);
+
+}  // namespace kiln

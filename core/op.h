@@ -1,0 +1,123 @@
+// The one op list. Every graph node's op is declared here with its class,
+// and every pass (reference evaluator, JIT scheduler, autograd, printer)
+// switches on OpClass or on Op with no default, so a new op cannot be missed.
+#pragma once
+
+#include <cstdint>
+
+namespace kiln {
+
+enum class OpClass : uint8_t {
+  Source,       // no inputs: a buffer, or a value computed from the index
+  Random,       // no inputs: Philox numbers from (seed, offset, index)
+  Unary,        // elementwise, one input of the output's shape
+  Binary,       // elementwise, two inputs of the output's shape
+  Ternary,      // elementwise, three inputs of the output's shape
+  View,         // reads its input through (sizes, strides, offset): no copy
+  Write,        // its input with a strided region replaced: in-place writes
+  Reduce,       // reduces dims (kept as size 1) of its input
+  Contraction,  // matmul
+  Join,         // concatenation
+  Transfer,     // a copy to another device
+};
+
+// X(Name, Class, Arity). Attributes (Node::attrs) per op:
+//   Buffer      its data in Node::buffer
+//   Full        ints[0] / reals[0]: the value (integer / floating view)
+//   Arange      reals {start, step}, ints {start, step}: v[i] = start + i*step
+//   Linspace    reals {start, end}: PyTorch's two-sided formula
+//   Eye         shape {n, m}: 1 on the diagonal
+//   RandUniform ints {seed, offset}, reals {low, high}
+//   RandNormal  ints {seed, offset}, reals {mean, std}
+//   RandInt     ints {seed, offset, low, high}
+//   Cast        to Node::dtype
+//   AsStrided   ints {offset, strides...}: out[i] = flat(in)[offset + i.strides]
+//   Assign      inputs {base, src}, ints {offset, strides...}: base with the
+//               region of src's shape at (offset, strides) replaced by src
+//   reductions  ints: the reduced dims, sorted; shape keeps them as 1
+//   Matmul      inputs [..., M, K] and [..., K, N] with equal batch dims
+//   Cat         ints {dim}
+//   ToDevice    to Node::device
+#define KILN_FORALL_OPS(X)        \
+  X(Buffer, Source, 0)            \
+  X(Full, Source, 0)              \
+  X(Arange, Source, 0)            \
+  X(Linspace, Source, 0)          \
+  X(Eye, Source, 0)               \
+  X(RandUniform, Random, 0)       \
+  X(RandNormal, Random, 0)        \
+  X(RandInt, Random, 0)           \
+  X(Cast, Unary, 1)               \
+  X(Neg, Unary, 1)                \
+  X(Exp, Unary, 1)                \
+  X(Log, Unary, 1)                \
+  X(Sqrt, Unary, 1)               \
+  X(Rsqrt, Unary, 1)              \
+  X(Abs, Unary, 1)                \
+  X(Sin, Unary, 1)                \
+  X(Cos, Unary, 1)                \
+  X(Tanh, Unary, 1)               \
+  X(Sigmoid, Unary, 1)            \
+  X(Relu, Unary, 1)               \
+  X(LogicalNot, Unary, 1)         \
+  X(Add, Binary, 2)               \
+  X(Sub, Binary, 2)               \
+  X(Mul, Binary, 2)               \
+  X(Div, Binary, 2)               \
+  X(Pow, Binary, 2)               \
+  X(Maximum, Binary, 2)           \
+  X(Minimum, Binary, 2)           \
+  X(Eq, Binary, 2)                \
+  X(Ne, Binary, 2)                \
+  X(Lt, Binary, 2)                \
+  X(Le, Binary, 2)                \
+  X(Gt, Binary, 2)                \
+  X(Ge, Binary, 2)                \
+  X(Where, Ternary, 3)            \
+  X(AsStrided, View, 1)           \
+  X(Assign, Write, 2)             \
+  X(Sum, Reduce, 1)               \
+  X(Prod, Reduce, 1)              \
+  X(Max, Reduce, 1)               \
+  X(Min, Reduce, 1)               \
+  X(ArgMax, Reduce, 1)            \
+  X(ArgMin, Reduce, 1)            \
+  X(All, Reduce, 1)               \
+  X(Any, Reduce, 1)               \
+  X(Matmul, Contraction, 2)       \
+  X(Cat, Join, -1)                \
+  X(ToDevice, Transfer, 1)
+
+enum class Op : uint8_t {
+#define KILN_OP_ENUM(name, cls, arity) name,
+  KILN_FORALL_OPS(KILN_OP_ENUM)
+#undef KILN_OP_ENUM
+};
+
+struct OpInfo {
+  const char* name;
+  OpClass cls;
+  int arity;  // -1: variadic
+};
+
+const OpInfo& op_info(Op op);
+inline const char* op_name(Op op) { return op_info(op).name; }
+inline OpClass op_class(Op op) { return op_info(op).cls; }
+
+// Traits the passes ask about (tinygrad's GroupOp).
+inline bool is_elementwise(Op op) {
+  OpClass c = op_class(op);
+  return c == OpClass::Unary || c == OpClass::Binary || c == OpClass::Ternary;
+}
+inline bool is_reduction(Op op) { return op_class(op) == OpClass::Reduce; }
+inline bool is_view(Op op) { return op_class(op) == OpClass::View; }
+inline bool is_source(Op op) {
+  return op_class(op) == OpClass::Source || op_class(op) == OpClass::Random;
+}
+// Comparisons produce bool from inputs of any dtype.
+inline bool is_comparison(Op op) {
+  return op == Op::Eq || op == Op::Ne || op == Op::Lt || op == Op::Le || op == Op::Gt ||
+         op == Op::Ge;
+}
+
+}  // namespace kiln

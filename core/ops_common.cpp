@@ -1,0 +1,116 @@
+// Dim wrapping, broadcasting and the node builders shared by all ops.
+#include "core/ops_common.h"
+
+#include <limits>
+#include <sstream>
+
+namespace kiln {
+
+int64_t wrap_dim(int64_t dim, int64_t rank, const char* op) {
+  int64_t r = rank == 0 ? 1 : rank;
+  KILN_CHECK(dim >= -r && dim < r, op, "Dimension out of range (expected to be in range of [",
+             -r, ", ", r - 1, "], but got ", dim, ")");
+  return dim < 0 ? dim + r : dim;
+}
+
+Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
+  size_t n = std::max(a.size(), b.size());
+  Shape out(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    KILN_CHECK(da == db || da == 1 || db == 1, op, "The size of tensor a (", da,
+               ") must match the size of tensor b (", db, ") at non-singleton dimension ", i,
+               " (shapes ", a, " and ", b, ")");
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+DType wrapped_scalar_dtype(const Scalar& s) {
+  if (s.is_bool()) return DType::Bool;
+  if (s.is_integral()) return DType::Int64;
+  return default_dtype();
+}
+
+NodePtr cast_node(const NodePtr& n, DType dtype) {
+  if (n->dtype == dtype) return n;
+  return make_node(Op::Cast, dtype, n->device, n->shape, {n});
+}
+
+NodePtr reshape_node(const NodePtr& n, const Shape& shape) {
+  if (n->shape == shape) return n;
+  Attrs a;
+  a.ints.push_back(0);
+  for (int64_t s : contiguous_strides(shape)) a.ints.push_back(s);
+  return make_node(Op::AsStrided, n->dtype, n->device, shape, {n}, std::move(a));
+}
+
+NodePtr expand_node(const NodePtr& n, const Shape& shape) {
+  if (n->shape == shape) return n;
+  const Shape& in = n->shape;
+  KILN_INTERNAL_ASSERT(in.size() <= shape.size(), "expand of ", in, " to ", shape);
+  Shape in_strides = contiguous_strides(in);
+  Attrs a;
+  a.ints.push_back(0);
+  size_t lead = shape.size() - in.size();
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i < lead) {
+      a.ints.push_back(0);
+    } else {
+      int64_t s = in[i - lead];
+      KILN_INTERNAL_ASSERT(s == shape[i] || s == 1, "expand of ", in, " to ", shape);
+      a.ints.push_back(s == shape[i] && s != 1 ? in_strides[i - lead] : 0);
+    }
+  }
+  return make_node(Op::AsStrided, n->dtype, n->device, shape, {n}, std::move(a));
+}
+
+NodePtr full_node(const Shape& shape, const Scalar& v, DType dtype, Device device) {
+  Attrs a;
+  if (is_floating_point(dtype)) {
+    a.reals.push_back(v.to_double());
+    a.ints.push_back(0);
+  } else {
+    a.ints.push_back(dtype == DType::Bool ? (v.to_bool() ? 1 : 0) : v.to_long());
+    a.reals.push_back(0.0);
+  }
+  return make_node(Op::Full, dtype, device, shape, {}, std::move(a));
+}
+
+NodePtr scalar_node(const Scalar& v, DType dtype, Device device) {
+  return full_node(Shape{}, v, dtype, device);
+}
+
+void check_same_device(const char* op, const std::vector<const Tensor*>& tensors) {
+  const Tensor* first = nullptr;
+  for (const Tensor* t : tensors) {
+    KILN_CHECK(t->defined(), op, "expected a defined tensor but got an undefined one");
+    if (!first) {
+      first = t;
+      continue;
+    }
+    KILN_CHECK(t->device() == first->device(), op,
+               "Expected all tensors to be on the same device, but found at least two devices, ",
+               first->device(), " and ", t->device(), "! (move one with .to(device))");
+  }
+}
+
+bool any_requires_grad(const std::vector<const Tensor*>& tensors) {
+  for (const Tensor* t : tensors)
+    if (t->requires_grad()) return true;
+  return false;
+}
+
+void check_shape_nonneg(const Shape& sizes, const char* op) {
+  for (int64_t s : sizes)
+    KILN_CHECK(s >= 0, op, "Trying to create tensor with negative dimension ", s, ": ", sizes);
+  int64_t n = 1;
+  for (int64_t s : sizes) {
+    KILN_CHECK(s == 0 || n <= std::numeric_limits<int64_t>::max() / s, op,
+               "the number of elements of shape ", sizes, " overflows int64");
+    n *= s;
+  }
+}
+
+}  // namespace kiln

@@ -1,0 +1,38 @@
+// Shared rules of the front end: dim wrapping, broadcasting, promotion,
+// and the small node builders every op uses (cast, expand, scalar).
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "core/tensor_impl.h"
+#include "kiln/error.h"
+#include "kiln/functions.h"
+
+namespace kiln {
+
+// Python-style dim: -1 is the last. A 0-dim tensor accepts -1 and 0.
+int64_t wrap_dim(int64_t dim, int64_t rank, const char* op);
+// NumPy broadcasting; PyTorch's message on mismatch.
+Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
+// The dtype of the scalar as a wrapped number: bool, int64 or float32.
+DType wrapped_scalar_dtype(const Scalar& s);
+
+NodePtr cast_node(const NodePtr& n, DType dtype);
+// Broadcasts n (a value of shape n->shape) to `shape` with zero strides.
+NodePtr expand_node(const NodePtr& n, const Shape& shape);
+NodePtr scalar_node(const Scalar& v, DType dtype, Device device);
+NodePtr full_node(const Shape& shape, const Scalar& v, DType dtype, Device device);
+// A view of n's value with a new shape of the same numel (row-major).
+NodePtr reshape_node(const NodePtr& n, const Shape& shape);
+
+// "Expected all tensors to be on the same device, but found at least two devices, ..."
+void check_same_device(const char* op, const std::vector<const Tensor*>& tensors);
+bool any_requires_grad(const std::vector<const Tensor*>& tensors);
+void check_shape_nonneg(const Shape& sizes, const char* op);
+
+// Elementwise builders (elementwise.cpp), shared by the in-place ops.
+Tensor binary_op(Op op, const Tensor& a, const Tensor& b, const char* name);
+Tensor binary_op(Op op, const Tensor& a, const Scalar& b, const char* name, bool scalar_first = false);
+
+}  // namespace kiln

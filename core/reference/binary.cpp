@@ -1,0 +1,142 @@
+// Reference kernels for the binary elementwise ops (arithmetic in compute_t
+// with wrapping integers, NaN-propagating maximum / minimum, comparisons to
+// bool) and the ternary Where.
+#include "core/reference/kernels.h"
+
+#include <cstring>
+
+namespace kiln::reference {
+
+namespace {
+
+// out[i] = f(a[i], b[i]) computed in compute_t<T>, stored back as T.
+template <typename T, typename F> void map2(const Buffer& a, const Buffer& b, Buffer& out, F f) {
+  using C = compute_t<T>;
+  const T* x = a.as<T>();
+  const T* y = b.as<T>();
+  T* o = out.as<T>();
+  for (int64_t i = 0; i < out.numel(); ++i)
+    o[i] = cast_value<T>(f(static_cast<C>(x[i]), static_cast<C>(y[i])));
+}
+
+// out[i] = f(a[i], b[i]) computed in compute_t<T>, stored as bool.
+template <typename T, typename F> void compare(const Buffer& a, const Buffer& b, Buffer& out, F f) {
+  using C = compute_t<T>;
+  const T* x = a.as<T>();
+  const T* y = b.as<T>();
+  bool* o = out.as<bool>();
+  for (int64_t i = 0; i < out.numel(); ++i) o[i] = f(static_cast<C>(x[i]), static_cast<C>(y[i]));
+}
+
+// Integer arithmetic wraps mod 2^64 (then mod 2^bits when stored back).
+inline uint64_t u(int64_t v) { return static_cast<uint64_t>(v); }
+inline int64_t s(uint64_t v) { return static_cast<int64_t>(v); }
+
+// Integer power by repeated squaring. A negative exponent gives 1 for base 1,
+// +-1 for base -1 (by the exponent's parity), and 0 for every other base.
+int64_t int_pow(int64_t base, int64_t exp) {
+  if (exp < 0) {
+    if (base == 1) return 1;
+    if (base == -1) return (exp & 1) ? -1 : 1;
+    return 0;
+  }
+  uint64_t result = 1, b = u(base);
+  for (uint64_t e = u(exp); e != 0; e >>= 1) {
+    if (e & 1) result *= b;
+    b *= b;
+  }
+  return s(result);
+}
+
+template <typename T> void binary_op(Op op, const Buffer& a, const Buffer& b, Buffer& out) {
+  using C = compute_t<T>;
+  constexpr bool fp = kIsFloat<T>;
+  switch (op) {
+    case Op::Add:
+      if constexpr (fp) map2<T>(a, b, out, [](C x, C y) { return x + y; });
+      else map2<T>(a, b, out, [](C x, C y) { return s(u(x) + u(y)); });
+      return;
+    case Op::Sub:
+      if constexpr (fp) map2<T>(a, b, out, [](C x, C y) { return x - y; });
+      else map2<T>(a, b, out, [](C x, C y) { return s(u(x) - u(y)); });
+      return;
+    case Op::Mul:
+      if constexpr (fp) map2<T>(a, b, out, [](C x, C y) { return x * y; });
+      else map2<T>(a, b, out, [](C x, C y) { return s(u(x) * u(y)); });
+      return;
+    case Op::Div:
+      if constexpr (fp) map2<T>(a, b, out, [](C x, C y) { return x / y; });
+      else KILN_INTERNAL_ASSERT(false, "Div needs a floating dtype");
+      return;
+    case Op::Pow:
+      if constexpr (fp) map2<T>(a, b, out, [](C x, C y) { return std::pow(x, y); });
+      else map2<T>(a, b, out, [](C x, C y) { return int_pow(x, y); });
+      return;
+    case Op::Maximum:  // a NaN operand makes the result NaN
+      map2<T>(a, b, out, [](C x, C y) { return is_nan(x) ? x : is_nan(y) ? y : x > y ? x : y; });
+      return;
+    case Op::Minimum:
+      map2<T>(a, b, out, [](C x, C y) { return is_nan(x) ? x : is_nan(y) ? y : x < y ? x : y; });
+      return;
+    case Op::Eq: compare<T>(a, b, out, [](C x, C y) { return x == y; }); return;
+    case Op::Ne: compare<T>(a, b, out, [](C x, C y) { return x != y; }); return;
+    case Op::Lt: compare<T>(a, b, out, [](C x, C y) { return x < y; }); return;
+    case Op::Le: compare<T>(a, b, out, [](C x, C y) { return x <= y; }); return;
+    case Op::Gt: compare<T>(a, b, out, [](C x, C y) { return x > y; }); return;
+    case Op::Ge: compare<T>(a, b, out, [](C x, C y) { return x >= y; }); return;
+    case Op::Buffer: case Op::Full: case Op::Arange: case Op::Linspace: case Op::Eye:
+    case Op::RandUniform: case Op::RandNormal: case Op::RandInt:
+    case Op::Cast: case Op::Neg: case Op::Exp: case Op::Log: case Op::Sqrt: case Op::Rsqrt:
+    case Op::Abs: case Op::Sin: case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Relu:
+    case Op::LogicalNot: case Op::Where: case Op::AsStrided: case Op::Assign:
+    case Op::Sum: case Op::Prod: case Op::Max: case Op::Min: case Op::ArgMax: case Op::ArgMin:
+    case Op::All: case Op::Any: case Op::Matmul: case Op::Cat: case Op::ToDevice:
+      KILN_INTERNAL_ASSERT(false, "binary_op called for ", op_name(op));
+  }
+}
+
+}  // namespace
+
+BufferPtr eval_binary(const Node& n, const Inputs& in) {
+  KILN_INTERNAL_ASSERT(in.size() == 2, op_name(n.op), " takes two inputs");
+  const Buffer& a = *in[0];
+  const Buffer& b = *in[1];
+  KILN_INTERNAL_ASSERT(a.numel() == n.numel() && b.numel() == n.numel(), op_name(n.op),
+                       " inputs do not match its output shape ", n.shape);
+  KILN_INTERNAL_ASSERT(a.dtype() == b.dtype(), op_name(n.op), " inputs differ in dtype: ",
+                       a.dtype(), " and ", b.dtype());
+  KILN_INTERNAL_ASSERT(is_comparison(n.op) ? n.dtype == DType::Bool : n.dtype == a.dtype(),
+                       op_name(n.op), " of ", a.dtype(), " cannot produce ", n.dtype);
+  BufferPtr out = allocate_for(n);
+  visit_dtype(a.dtype(), [&](auto tag) {
+    binary_op<typename decltype(tag)::type>(n.op, a, b, *out);
+  });
+  return out;
+}
+
+BufferPtr eval_ternary(const Node& n, const Inputs& in) {
+  KILN_INTERNAL_ASSERT(n.op == Op::Where && in.size() == 3, "unexpected ternary op ",
+                       op_name(n.op));
+  const Buffer& cond = *in[0];
+  const Buffer& a = *in[1];
+  const Buffer& b = *in[2];
+  KILN_INTERNAL_ASSERT(cond.dtype() == DType::Bool && a.dtype() == n.dtype &&
+                           b.dtype() == n.dtype,
+                       "Where needs {bool, ", n.dtype, ", ", n.dtype, "}");
+  KILN_INTERNAL_ASSERT(cond.numel() == n.numel() && a.numel() == n.numel() &&
+                           b.numel() == n.numel(),
+                       "Where inputs do not match its output shape ", n.shape);
+  BufferPtr out = allocate_for(n);
+  const size_t es = element_size(n.dtype);
+  const auto* c = cond.as<const uint8_t>();  // bool storage read as bytes: nonzero is true
+  const auto* x = a.as<const char>();
+  const auto* y = b.as<const char>();
+  auto* o = out->as<char>();
+  for (int64_t i = 0; i < n.numel(); ++i) {
+    const size_t at = static_cast<size_t>(i) * es;
+    std::memcpy(o + at, (c[i] != 0 ? x : y) + at, es);
+  }
+  return out;
+}
+
+}  // namespace kiln::reference

@@ -1,0 +1,75 @@
+// TensorImpl: a view of a lazily computed storage; building its value node.
+#include "core/tensor_impl.h"
+
+#include "kiln/error.h"
+
+namespace kiln {
+
+Shape contiguous_strides(const Shape& sizes) {
+  Shape strides(sizes.size());
+  int64_t s = 1;
+  for (size_t i = sizes.size(); i-- > 0;) {
+    strides[i] = s;
+    s *= std::max<int64_t>(sizes[i], 1);
+  }
+  return strides;
+}
+
+bool TensorImpl::is_contiguous() const {
+  // PyTorch's rule: size-1 dims may have any stride; empty tensors are contiguous.
+  if (numel() == 0) return true;
+  int64_t expected = 1;
+  for (size_t i = sizes.size(); i-- > 0;) {
+    if (sizes[i] == 1) continue;
+    if (strides[i] != expected) return false;
+    expected *= sizes[i];
+  }
+  return true;
+}
+
+bool TensorImpl::covers_storage() const {
+  return offset == 0 && is_contiguous() && numel() == storage->numel();
+}
+
+NodePtr TensorImpl::node() const {
+  const NodePtr& base = storage->node;
+  if (covers_storage() && sizes == base->shape) return base;
+  if (cached_ && cached_base_ == base.get()) return cached_;
+  Attrs attrs;
+  attrs.ints.reserve(strides.size() + 1);
+  attrs.ints.push_back(offset);
+  for (int64_t s : strides) attrs.ints.push_back(s);
+  cached_ = make_node(Op::AsStrided, base->dtype, base->device, sizes, {base}, std::move(attrs));
+  cached_base_ = base.get();
+  return cached_;
+}
+
+Tensor make_tensor(NodePtr node, bool requires_grad) {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->sizes = node->shape;
+  impl->strides = contiguous_strides(node->shape);
+  impl->storage = std::make_shared<Storage>();
+  impl->storage->node = std::move(node);
+  impl->requires_grad = requires_grad;
+  impl->is_leaf = !requires_grad;
+  if (impl->storage->node->depth > kAutoEvalDepth) realize({impl.get()});
+  return Tensor(std::move(impl));
+}
+
+Tensor make_view(const Tensor& base, Shape sizes, Shape strides, int64_t offset) {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = base.impl()->storage;
+  impl->sizes = std::move(sizes);
+  impl->strides = std::move(strides);
+  impl->offset = offset;
+  impl->requires_grad = base.impl()->requires_grad;
+  impl->is_leaf = !impl->requires_grad;
+  return Tensor(std::move(impl));
+}
+
+NodePtr node_of(const Tensor& t, const char* op) {
+  KILN_CHECK(t.defined(), op, "expected a defined tensor but got an undefined one");
+  return t.impl()->node();
+}
+
+}  // namespace kiln

@@ -1,0 +1,76 @@
+// TensorImpl and Storage: how a Tensor handle maps onto the graph.
+//
+// A Storage is a lazily computed flat array: `node` is its current value.
+// Tensors are (storage, sizes, strides, offset) views of it, exactly as in
+// PyTorch, so views alias: an in-place write replaces storage->node with an
+// Assign node (the old value with a strided region replaced) and bumps the
+// version counter, and every tensor on that storage sees the new value the
+// next time it builds its node. Nodes are never mutated.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "core/node.h"
+#include "kiln/tensor.h"
+
+namespace kiln {
+
+struct Storage {
+  NodePtr node;          // the current value; its numel is the storage's numel
+  uint64_t version = 0;  // bumped by every in-place write
+  // from_blob: the caller's memory. Such a storage's node is always a Buffer
+  // node over it; a write is evaluated at once and lands in that memory.
+  BufferPtr borrowed;
+
+  int64_t numel() const { return node->numel(); }
+  DType dtype() const { return node->dtype; }
+  Device device() const { return node->device; }
+};
+
+struct TensorImpl {
+  std::shared_ptr<Storage> storage;
+  Shape sizes;
+  Shape strides;  // in elements
+  int64_t offset = 0;
+
+  // autograd state (the autograd issue builds on these)
+  bool requires_grad = false;
+  bool is_leaf = true;
+  Tensor grad;
+
+  // The node that reads this tensor's value: the storage node itself when the
+  // tensor covers it contiguously, else an AsStrided view of it. Cached until
+  // the storage's node changes.
+  NodePtr node() const;
+
+  DType dtype() const { return storage->dtype(); }
+  Device device() const { return storage->device(); }
+  int64_t numel() const { return sizes.numel(); }
+  bool is_contiguous() const;
+  // Whether this tensor covers its whole storage in row-major order.
+  bool covers_storage() const;
+
+ private:
+  mutable NodePtr cached_;
+  mutable const Node* cached_base_ = nullptr;
+};
+
+// Strides of a row-major tensor of these sizes.
+Shape contiguous_strides(const Shape& sizes);
+
+// A tensor owning a new storage whose value is `node`.
+Tensor make_tensor(NodePtr node, bool requires_grad = false);
+// A tensor viewing `base`'s storage.
+Tensor make_view(const Tensor& base, Shape sizes, Shape strides, int64_t offset);
+// The value node of a defined tensor (raises for an undefined one).
+NodePtr node_of(const Tensor& t, const char* op);
+// Evaluates the storages of these tensors (the reference evaluator for now).
+void realize(const std::vector<const TensorImpl*>& tensors);
+// Replaces the storage's value by `value` (an in-place write) and bumps its version.
+void write_storage(Storage& storage, NodePtr value);
+// Graphs deeper than this are evaluated as they are built, so that a loop
+// that never reads its result keeps memory and recursion depth bounded.
+constexpr uint32_t kAutoEvalDepth = 512;
+
+}  // namespace kiln

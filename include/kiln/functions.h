@@ -1,0 +1,161 @@
+// Free functions of the API: creation, random numbers, joining, and the
+// functional forms of the Tensor methods (kiln::exp(t), kiln::sum(t), ...).
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "kiln/tensor.h"
+
+namespace kiln {
+
+// Nested data for kiln::tensor(): a scalar, a nested initializer list or a
+// std::vector. Integer data gives int64, floating data float32, bools bool
+// (PyTorch's inference), unless options name a dtype.
+class NestedData {
+ public:
+  NestedData(bool v) : kind_(Scalar::Kind::Bool) { values_.push_back(v ? 1.0 : 0.0); ints_.push_back(v); }  // NOLINT
+  template <typename T,
+            std::enable_if_t<std::is_arithmetic_v<T> && !std::is_same_v<T, bool>, int> = 0>
+  NestedData(T v) {  // NOLINT
+    kind_ = std::is_floating_point_v<T> ? Scalar::Kind::Float : Scalar::Kind::Int;
+    values_.push_back(static_cast<double>(v));
+    ints_.push_back(static_cast<int64_t>(v));
+  }
+  NestedData(std::initializer_list<NestedData> list);
+  template <typename T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
+  NestedData(const std::vector<T>& v) {  // NOLINT
+    kind_ = std::is_same_v<T, bool> ? Scalar::Kind::Bool
+            : std::is_floating_point_v<T> ? Scalar::Kind::Float : Scalar::Kind::Int;
+    sizes_.push_back(static_cast<int64_t>(v.size()));
+    for (const auto& x : v) {
+      values_.push_back(static_cast<double>(x));
+      ints_.push_back(static_cast<int64_t>(x));
+    }
+  }
+
+  const Shape& sizes() const { return sizes_; }
+  Scalar::Kind kind() const { return kind_; }
+  const std::vector<double>& values() const { return values_; }
+  const std::vector<int64_t>& ints() const { return ints_; }
+
+ private:
+  Shape sizes_;
+  Scalar::Kind kind_ = Scalar::Kind::Int;
+  bool empty_list_ = false;
+  std::vector<double> values_;   // row-major values as double (floats)
+  std::vector<int64_t> ints_;    // the same values as int64 (exact for integers)
+};
+
+// ---- creation ----
+Tensor tensor(const NestedData& data, const TensorOptions& options = {});
+// Aliases memory the caller owns (no copy): writes on either side are seen by
+// the other. `strides` in elements; contiguous when omitted.
+Tensor from_blob(void* data, const Shape& sizes, const TensorOptions& options = {});
+Tensor from_blob(void* data, const Shape& sizes, const Shape& strides,
+                 const TensorOptions& options = {});
+Tensor empty(const Shape& sizes, const TensorOptions& options = {});
+Tensor zeros(const Shape& sizes, const TensorOptions& options = {});
+Tensor ones(const Shape& sizes, const TensorOptions& options = {});
+// An integer fill value gives int64, a bool bool, a floating one float32.
+Tensor full(const Shape& sizes, Scalar fill_value, const TensorOptions& options = {});
+Tensor eye(int64_t n, const TensorOptions& options = {});
+Tensor eye(int64_t n, int64_t m, const TensorOptions& options = {});
+Tensor arange(Scalar end, const TensorOptions& options = {});
+Tensor arange(Scalar start, Scalar end, const TensorOptions& options = {});
+Tensor arange(Scalar start, Scalar end, Scalar step, const TensorOptions& options = {});
+Tensor linspace(Scalar start, Scalar end, int64_t steps, const TensorOptions& options = {});
+Tensor empty_like(const Tensor& t, const TensorOptions& options = {});
+Tensor zeros_like(const Tensor& t, const TensorOptions& options = {});
+Tensor ones_like(const Tensor& t, const TensorOptions& options = {});
+Tensor full_like(const Tensor& t, Scalar fill_value, const TensorOptions& options = {});
+
+// ---- random numbers: Philox4x32-10, counter based ----
+// One seed gives the same numbers whatever the evaluation order or device.
+void manual_seed(uint64_t seed);
+uint64_t initial_seed();
+Tensor rand(const Shape& sizes, const TensorOptions& options = {});
+Tensor randn(const Shape& sizes, const TensorOptions& options = {});
+Tensor randint(int64_t high, const Shape& sizes, const TensorOptions& options = {});
+Tensor randint(int64_t low, int64_t high, const Shape& sizes, const TensorOptions& options = {});
+Tensor rand_like(const Tensor& t, const TensorOptions& options = {});
+Tensor randn_like(const Tensor& t, const TensorOptions& options = {});
+Tensor randint_like(const Tensor& t, int64_t low, int64_t high, const TensorOptions& options = {});
+
+// ---- joining and splitting ----
+Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
+Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
+std::vector<Tensor> chunk(const Tensor& t, int64_t chunks, int64_t dim = 0);
+std::vector<Tensor> split(const Tensor& t, int64_t split_size, int64_t dim = 0);
+std::vector<Tensor> split(const Tensor& t, const Shape& split_sizes, int64_t dim = 0);
+
+// ---- functional forms ----
+Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
+Tensor where(const Tensor& condition, const Tensor& a, Scalar b);
+Tensor where(const Tensor& condition, Scalar a, const Tensor& b);
+Tensor where(const Tensor& condition, Scalar a, Scalar b);
+Tensor matmul(const Tensor& a, const Tensor& b);
+Tensor mm(const Tensor& a, const Tensor& b);
+Tensor maximum(const Tensor& a, const Tensor& b);
+Tensor minimum(const Tensor& a, const Tensor& b);
+Tensor clamp(const Tensor& t, std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
+Tensor pow(const Tensor& t, Scalar exponent);
+Tensor pow(const Tensor& t, const Tensor& exponent);
+Tensor pow(Scalar base, const Tensor& exponent);
+#define KILN_FUNCTIONAL_UNARY(name) \
+  inline Tensor name(const Tensor& t) { return t.name(); }
+KILN_FUNCTIONAL_UNARY(neg)
+KILN_FUNCTIONAL_UNARY(exp)
+KILN_FUNCTIONAL_UNARY(log)
+KILN_FUNCTIONAL_UNARY(sqrt)
+KILN_FUNCTIONAL_UNARY(rsqrt)
+KILN_FUNCTIONAL_UNARY(abs)
+KILN_FUNCTIONAL_UNARY(sin)
+KILN_FUNCTIONAL_UNARY(cos)
+KILN_FUNCTIONAL_UNARY(tanh)
+KILN_FUNCTIONAL_UNARY(sigmoid)
+KILN_FUNCTIONAL_UNARY(relu)
+KILN_FUNCTIONAL_UNARY(square)
+KILN_FUNCTIONAL_UNARY(logical_not)
+KILN_FUNCTIONAL_UNARY(flatten)
+KILN_FUNCTIONAL_UNARY(squeeze)
+#undef KILN_FUNCTIONAL_UNARY
+inline Tensor sum(const Tensor& t) { return t.sum(); }
+inline Tensor sum(const Tensor& t, int64_t dim, bool keepdim = false) { return t.sum(dim, keepdim); }
+inline Tensor sum(const Tensor& t, const Shape& dims, bool keepdim = false) { return t.sum(dims, keepdim); }
+inline Tensor mean(const Tensor& t) { return t.mean(); }
+inline Tensor mean(const Tensor& t, int64_t dim, bool keepdim = false) { return t.mean(dim, keepdim); }
+inline Tensor prod(const Tensor& t) { return t.prod(); }
+inline Tensor max(const Tensor& t) { return t.max(); }
+inline std::tuple<Tensor, Tensor> max(const Tensor& t, int64_t dim, bool keepdim = false) { return t.max(dim, keepdim); }
+inline Tensor min(const Tensor& t) { return t.min(); }
+inline std::tuple<Tensor, Tensor> min(const Tensor& t, int64_t dim, bool keepdim = false) { return t.min(dim, keepdim); }
+inline Tensor argmax(const Tensor& t, std::optional<int64_t> dim = std::nullopt, bool keepdim = false) { return t.argmax(dim, keepdim); }
+inline Tensor argmin(const Tensor& t, std::optional<int64_t> dim = std::nullopt, bool keepdim = false) { return t.argmin(dim, keepdim); }
+inline Tensor softmax(const Tensor& t, int64_t dim) { return t.softmax(dim); }
+inline Tensor log_softmax(const Tensor& t, int64_t dim) { return t.log_softmax(dim); }
+inline Tensor transpose(const Tensor& t, int64_t d0, int64_t d1) { return t.transpose(d0, d1); }
+inline Tensor permute(const Tensor& t, const Shape& dims) { return t.permute(dims); }
+inline Tensor reshape(const Tensor& t, const Shape& shape) { return t.reshape(shape); }
+inline Tensor unsqueeze(const Tensor& t, int64_t dim) { return t.unsqueeze(dim); }
+inline Tensor narrow(const Tensor& t, int64_t dim, int64_t start, int64_t length) { return t.narrow(dim, start, length); }
+inline Tensor select(const Tensor& t, int64_t dim, int64_t index) { return t.select(dim, index); }
+
+// The dtype an op over these operands computes in (torch.result_type).
+DType result_type(const Tensor& a, const Tensor& b);
+DType result_type(const Tensor& a, Scalar b);
+
+// ---- evaluation ----
+// Evaluates every pending tensor given, sharing the work common to them.
+void eval(const std::vector<Tensor>& tensors);
+template <typename... Ts>
+void eval(const Tensor& first, const Ts&... rest) {
+  eval(std::vector<Tensor>{first, rest...});
+}
+
+}  // namespace kiln
