@@ -127,6 +127,7 @@ Tensor from_blob(void* data, const Shape& sizes, const Shape& strides, const Ten
 Tensor full(const Shape& sizes, Scalar v, const TensorOptions& options) {
   check_numel(sizes, "full");
   DType dt = options.dtype_or(scalar_default_dtype(v));
+  check_fill_value(v, dt, "full");
   return finish(full_node(sizes, v, dt, options.device()), options, "full");
 }
 Tensor empty(const Shape& sizes, const TensorOptions& o) { check_numel(sizes, "empty"); return full(sizes, 0, o.dtype(o.dtype_or(default_dtype()))); }
@@ -148,17 +149,26 @@ Tensor arange(Scalar start, Scalar end, Scalar step, const TensorOptions& o) {
   bool floating = start.is_floating_point() || end.is_floating_point() || step.is_floating_point();
   DType dt = o.dtype_or(floating ? default_dtype() : DType::Int64);
   double s = start.to_double(), e = end.to_double(), st = step.to_double();
-  KILN_CHECK(st != 0.0, "arange", "step must be nonzero");
   KILN_CHECK(std::isfinite(s) && std::isfinite(e), "arange", "unsupported range: ", s, " -> ", e);
-  KILN_CHECK((st > 0 && e >= s) || (st < 0 && e <= s), "arange",
+  // Integer dtypes step through the arguments truncated to int64 (PyTorch's
+  // accumulate type): arange(0, 5, 1.5, kInt64) is 0..4. The length comes from
+  // the truncated arguments for int64 and from the given ones otherwise.
+  const bool integral = is_integral(dt, true);
+  const int64_t is = start.to_long(), ie = end.to_long(), ist = step.to_long();
+  const double cs = integral ? static_cast<double>(is) : s;
+  const double ce = integral ? static_cast<double>(ie) : e;
+  const double cst = integral ? static_cast<double>(ist) : st;
+  KILN_CHECK(cst != 0.0, "arange", "step must be nonzero");
+  KILN_CHECK((cst > 0 && ce >= cs) || (cst < 0 && ce <= cs), "arange",
              "upper bound and larger bound inconsistent with step sign (start ", s, ", end ", e,
              ", step ", st, ")");
-  double size_d = std::ceil((e - s) / st);
+  double size_d = dt == DType::Int64 ? std::ceil(static_cast<double>(ie - is) / cst)
+                                     : std::ceil((e - s) / st);
   KILN_CHECK(size_d >= 0 && size_d <= static_cast<double>(std::numeric_limits<int64_t>::max() / 8),
              "arange", "invalid size, possible overflow? (start ", s, ", end ", e, ", step ", st, ")");
   Attrs a;
   a.reals = {s, st};
-  a.ints = {start.to_long(), step.to_long()};
+  a.ints = {is, ist};
   return finish(make_node(Op::Arange, dt, o.device(), {static_cast<int64_t>(size_d)}, {}, std::move(a)), o,
                 "arange");
 }

@@ -135,6 +135,7 @@ static Tensor distinct_locations(const Tensor& t) {
 
 Tensor& Tensor::fill_(Scalar v) {
   check_defined(*this, "fill_");
+  check_fill_value(v, dtype(), "fill_");
   Tensor dst = distinct_locations(*this);
   write_into(dst, full_node(dst.sizes(), v, dtype(), device()), "fill_");
   return *this;

@@ -23,7 +23,9 @@ enum class OpClass : uint8_t {
 
 // X(Name, Class, Arity). Attributes (Node::attrs) per op:
 //   Buffer      its data in Node::buffer
-//   Full        ints[0] / reals[0]: the value (integer / floating view)
+//   Full        ints[0] / reals[0]: the value (integer / floating view);
+//               ints[1] == 1 marks a value derived from a shape (a mean's
+//               count): the JIT passes it at run time, so shapes share kernels
 //   Arange      reals {start, step}, ints {start, step}: v[i] = start + i*step
 //   Linspace    reals {start, end}: PyTorch's two-sided formula
 //   Eye         shape {n, m}: 1 on the diagonal

@@ -2,6 +2,7 @@
 #include "core/ops_common.h"
 
 #include <limits>
+#include <cmath>
 #include <sstream>
 
 namespace kiln {
@@ -78,6 +79,13 @@ NodePtr full_node(const Shape& shape, const Scalar& v, DType dtype, Device devic
   return make_node(Op::Full, dtype, device, shape, {}, std::move(a));
 }
 
+NodePtr shape_scalar_node(double v, DType dtype, Device device) {
+  Attrs a;
+  a.ints = {static_cast<int64_t>(v), 1};
+  a.reals = {v};
+  return make_node(Op::Full, dtype, device, Shape{}, {}, std::move(a));
+}
+
 NodePtr scalar_node(const Scalar& v, DType dtype, Device device) {
   return full_node(Shape{}, v, dtype, device);
 }
@@ -100,6 +108,31 @@ bool any_requires_grad(const std::vector<const Tensor*>& tensors) {
   for (const Tensor* t : tensors)
     if (t->requires_grad()) return true;
   return false;
+}
+
+void check_fill_value(const Scalar& v, DType dtype, const char* op) {
+  // c10::overflows: unsigned targets accept negatives that wrap (-1 -> 255);
+  // floating targets accept inf and NaN; integer targets refuse NaN.
+  const bool fp = v.is_floating_point();
+  const double d = v.to_double();
+  const int64_t i = v.to_long();
+  auto outside = [&](double lo, double hi) {
+    if (!fp) return static_cast<double>(i) < lo || static_cast<double>(i) > hi;
+    return std::isnan(d) || d < lo || d > hi;
+  };
+  auto outside_float = [&](double max) { return fp ? std::isfinite(d) && std::fabs(d) > max : std::fabs(static_cast<double>(i)) > max; };
+  bool over = false;
+  const char* name = "";
+  switch (dtype) {
+    case DType::Bool: case DType::Float64: return;
+    case DType::UInt8: over = outside(-255.0, 255.0); name = "uint8_t"; break;
+    case DType::Int32: over = outside(-2147483648.0, 2147483647.0); name = "int"; break;
+    case DType::Int64: over = fp && outside(-9223372036854775808.0, 9223372036854775807.0); name = "int64_t"; break;
+    case DType::Float16: over = outside_float(65504.0); name = "at::Half"; break;
+    case DType::BFloat16: over = outside_float(3.3895313892515355e38); name = "at::BFloat16"; break;
+    case DType::Float32: over = outside_float(3.4028234663852886e38); name = "float"; break;
+  }
+  KILN_CHECK(!over, op, "value cannot be converted to type ", name, " without overflow");
 }
 
 void check_shape_nonneg(const Shape& sizes, const char* op) {

@@ -23,6 +23,9 @@ NodePtr cast_node(const NodePtr& n, DType dtype);
 NodePtr expand_node(const NodePtr& n, const Shape& shape);
 NodePtr scalar_node(const Scalar& v, DType dtype, Device device);
 NodePtr full_node(const Shape& shape, const Scalar& v, DType dtype, Device device);
+// A 0-dim constant derived from a shape (a count): the JIT keeps it out of
+// the kernel's code, so a new shape needs no new kernel.
+NodePtr shape_scalar_node(double v, DType dtype, Device device);
 // A view of n's value with a new shape of the same numel (row-major).
 NodePtr reshape_node(const NodePtr& n, const Shape& shape);
 
@@ -30,6 +33,9 @@ NodePtr reshape_node(const NodePtr& n, const Shape& shape);
 void check_same_device(const char* op, const std::vector<const Tensor*>& tensors);
 bool any_requires_grad(const std::vector<const Tensor*>& tensors);
 void check_shape_nonneg(const Shape& sizes, const char* op);
+// A fill value (full, fill_) must fit the dtype, as PyTorch's checked
+// Scalar conversion: "value cannot be converted to type uint8_t without overflow".
+void check_fill_value(const Scalar& v, DType dtype, const char* op);
 
 // Elementwise builders (elementwise.cpp), shared by the in-place ops.
 Tensor binary_op(Op op, const Tensor& a, const Tensor& b, const char* name);

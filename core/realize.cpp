@@ -1,17 +1,24 @@
 // Realization: evaluating storages and swapping their nodes for buffers.
 //
-// Evaluation goes through the reference evaluator for now (the JIT issue
-// replaces it). After evaluation a storage's node becomes a Buffer node, so
+// Evaluation goes through the fusing JIT where it can run, else through the
+// reference evaluator. After evaluation a storage's node becomes a Buffer node, so
 // the graph behind it can be freed; the old node keeps the buffer as its
 // `realized` memo for graphs that still hold it.
 #include <cstring>
 #include <unordered_set>
 
 #include "core/reference/evaluate.h"
+#include "jit/executor.h"
 #include "core/tensor_impl.h"
 #include "kiln/error.h"
 
 namespace kiln {
+
+// The JIT where it can run (a CPU backend, CPU nodes), else the reference.
+static std::vector<BufferPtr> evaluate_nodes(const std::vector<NodePtr>& roots) {
+  if (jit::can_evaluate(roots)) return jit::evaluate(roots);
+  return reference::evaluate(roots);
+}
 
 void realize(const std::vector<const TensorImpl*>& tensors) {
   std::vector<Storage*> storages;
@@ -24,7 +31,7 @@ void realize(const std::vector<const TensorImpl*>& tensors) {
     roots.push_back(s->node);
   }
   if (roots.empty()) return;
-  std::vector<BufferPtr> results = reference::evaluate(roots);
+  std::vector<BufferPtr> results = evaluate_nodes(roots);
   for (size_t i = 0; i < storages.size(); ++i) {
     Storage& s = *storages[i];
     s.node->realized = results[i];
@@ -37,8 +44,9 @@ void realize(const std::vector<const TensorImpl*>& tensors) {
 // Buffer node: if anyone else holds it, it first gets a private snapshot
 // (copy-on-write), so they see the value as it was when they were built.
 static void write_borrowed(Storage& s, NodePtr value) {
+  // Evaluate first: if evaluation throws, the storage keeps its node.
+  BufferPtr result = evaluate_nodes({value})[0];
   NodePtr leaf = std::move(s.node);
-  BufferPtr result = reference::evaluate({value})[0];
   value->realized = result;
   value.reset();
   const size_t bytes = s.borrowed->nbytes();
@@ -60,7 +68,7 @@ void write_storage(Storage& s, NodePtr value) {
   s.node = std::move(value);
   if (s.node->depth > kAutoEvalDepth) {
     std::vector<NodePtr> roots{s.node};
-    BufferPtr b = reference::evaluate(roots)[0];
+    BufferPtr b = evaluate_nodes(roots)[0];
     s.node->realized = b;
     s.node = make_buffer_node(b, s.node->shape);
   }

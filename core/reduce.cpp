@@ -69,6 +69,13 @@ void check_nonempty_dims(const Tensor& t, const Shape& dims, const char* op) {
                " to have non-zero size. (input shape ", t.sizes(), ")");
 }
 
+// t / count, the count being a runtime value of the kernel (see shape_scalar_node).
+Tensor divide_by_count(const Tensor& t, int64_t count) {
+  NodePtr n = node_of(t, "mean");
+  NodePtr c = expand_node(shape_scalar_node(static_cast<double>(count), t.dtype(), t.device()), t.sizes());
+  return make_tensor(make_node(Op::Div, t.dtype(), t.device(), t.sizes(), {n, c}), t.requires_grad());
+}
+
 DType check_floating(const Tensor& t, std::optional<DType> dtype, const char* op, const char* what) {
   DType d = dtype.value_or(t.dtype());
   KILN_CHECK(is_floating_point(d), op, what, " Got: ", scalar_type_name(d),
@@ -94,7 +101,7 @@ Tensor Tensor::mean(const Shape& dims, bool keepdim, std::optional<DType> dtype)
                            "floating point or complex dtype.");
   Shape nd = normalize_dims(dims, dim(), "mean");
   Tensor s = reduce(*this, Op::Sum, nd, keepdim, d, d, "mean");
-  return s / Scalar(static_cast<double>(reduced_count(*this, nd)));
+  return divide_by_count(s, reduced_count(*this, nd));
 }
 Tensor Tensor::mean(std::optional<DType> dtype) const { return mean(Shape{}, false, dtype); }
 Tensor Tensor::mean(int64_t d, bool keepdim, std::optional<DType> dtype) const {
@@ -170,10 +177,10 @@ Tensor Tensor::var(const Shape& dims, bool unbiased, bool keepdim) const {
   check_floating(*this, std::nullopt, "var", "std and var only support floating point and complex dtypes.");
   Shape nd = normalize_dims(dims, dim(), "var");
   int64_t n = reduced_count(*this, nd);
-  Tensor mu = reduce(*this, Op::Sum, nd, true, dtype(), dtype(), "var") / Scalar(static_cast<double>(n));
+  Tensor mu = divide_by_count(reduce(*this, Op::Sum, nd, true, dtype(), dtype(), "var"), n);
   Tensor dev = *this - mu;
   Tensor ss = reduce(dev * dev, Op::Sum, nd, keepdim, dtype(), dtype(), "var");
-  return ss / Scalar(static_cast<double>(std::max<int64_t>(n - (unbiased ? 1 : 0), 0)));
+  return divide_by_count(ss, std::max<int64_t>(n - (unbiased ? 1 : 0), 0));
 }
 Tensor Tensor::var(bool unbiased) const { return var(Shape{}, unbiased, false); }
 Tensor Tensor::var(int64_t d, bool unbiased, bool keepdim) const { return var(Shape{d}, unbiased, keepdim); }

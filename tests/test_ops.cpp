@@ -66,8 +66,8 @@ TEST_CASE("ops: + - * / on integer tensors (wrapping, true division)") {
   CHECK_T(i.to(kInt32) * j.to(kInt32), kInt32, {2, 3}, {14, -14, 0, -36, -15, 5});
   CHECK_T(i.to(kUInt8) - j.to(kUInt8), kUInt8, {2, 3}, {5, 247, 253, 13, 248, 4});
   // Overflow wraps (two's complement), as PyTorch's integer kernels.
-  kiln_test::check_ints(mki({9223372036854775807, INT64_MIN}, {2}, kInt64) + 1, kInt64, {2}, {-9223372036854775808, -9223372036854775807});
-  kiln_test::check_ints(-mki({9223372036854775807, INT64_MIN}, {2}, kInt64), kInt64, {2}, {-9223372036854775807, -9223372036854775808});
+  kiln_test::check_ints(mki({9223372036854775807, INT64_MIN}, {2}, kInt64) + 1, kInt64, {2}, {INT64_MIN, -9223372036854775807});
+  kiln_test::check_ints(-mki({9223372036854775807, INT64_MIN}, {2}, kInt64), kInt64, {2}, {-9223372036854775807, INT64_MIN});
   kiln_test::check_ints(mki({9223372036854775807, INT64_MIN}, {2}, kInt64) * 2, kInt64, {2}, {-2, 0});
   CHECK_T(tensor({2147483647, -2147483647}, kInt32) * 2, kInt32, {2}, {-2, 2});
   CHECK_T(tensor({200, 100}, kUInt8) * 2, kUInt8, {2}, {144, 200});
@@ -173,7 +173,7 @@ TEST_CASE("ops: unary math on integer, bool, float16, bfloat16 and float64 tenso
   CHECK_T(ii.to(kInt32).neg(), kInt32, {4}, {3, 0, -2, -5});
   CHECK_T(ii.to(kUInt8).neg(), kUInt8, {4}, {3, 0, 254, 251});
   CHECK_T(ii.square(), kInt64, {4}, {9, 0, 4, 25});
-  kiln_test::check_ints(mki({INT64_MIN}, {1}, kInt64).abs(), kInt64, {1}, {-9223372036854775808});
+  kiln_test::check_ints(mki({INT64_MIN}, {1}, kInt64).abs(), kInt64, {1}, {INT64_MIN});
   // Where PyTorch 1.13's CPU has no float16 / bfloat16 kernel, the expected
   // value is PyTorch's float32 result rounded to the 16-bit type (how its
   // CUDA kernels compute: in float, rounded once).

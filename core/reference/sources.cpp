@@ -16,7 +16,7 @@ void fill_full(const Node& n, Buffer& out) {
       KILN_INTERNAL_ASSERT(n.attrs.reals.size() == 1, "Full needs reals {value}");
       v = cast_value<T>(n.attrs.reals[0]);
     } else {
-      KILN_INTERNAL_ASSERT(n.attrs.ints.size() == 1, "Full needs ints {value}");
+      KILN_INTERNAL_ASSERT(n.attrs.ints.size() >= 1, "Full needs ints {value}");
       v = cast_value<T>(n.attrs.ints[0]);
     }
     T* o = out.as<T>();

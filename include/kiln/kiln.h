@@ -7,6 +7,7 @@
 #include "kiln/error.h"
 #include "kiln/functions.h"
 #include "kiln/indexing.h"
+#include "kiln/jit.h"
 #include "kiln/options.h"
 #include "kiln/scalar.h"
 #include "kiln/shape.h"

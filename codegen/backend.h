@@ -1,0 +1,36 @@
+// The codegen backend interface: turns a jit::Kernel (jit/kernel_ir.h) into
+// a callable jit::KernelFn. The CPU backend is LLVM (codegen/llvm/*); when kiln
+// is built without LLVM, cpu_backend() is a stub whose available() is false
+// and whose compile() throws kiln::Error. No LLVM type appears here.
+#pragma once
+
+#include <string>
+
+#include "jit/kernel_ir.h"
+
+namespace kiln::codegen {
+
+struct CompiledKernel {
+  jit::KernelFn fn = nullptr;
+  std::string llvm_ir;   // the optimized LLVM IR, when compile() was asked for it
+  std::string assembly;  // the host assembly, when compile() was asked for it
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual const char* name() const = 0;  // "llvm"
+  virtual bool available() const = 0;    // false for the stub
+  // Compiles k; the returned function pointer stays valid for the backend's
+  // lifetime. Thread-safe. Errors (malformed IR, LLVM failures) throw kiln::Error.
+  virtual CompiledKernel compile(const jit::Kernel& k, bool want_ir = false,
+                                 bool want_asm = false) = 0;
+  // Identifies compiler + target for cache keys, e.g.
+  // "llvm-19.1.7/skylake-avx512/+avx512f,+avx2,...".
+  virtual std::string target_id() const = 0;
+};
+
+// The process-wide CPU backend: LLVM, or the stub when built without it.
+Backend& cpu_backend();
+
+}  // namespace kiln::codegen

@@ -1,0 +1,111 @@
+// Internal to the LLVM backend: the state shared by the files that lower a
+// jit::Kernel to LLVM IR, and the entry points each of them provides.
+//
+//   dtype_ops.cpp    value representation per DType, loads / stores, cast_value,
+//                    integer wrapping and float16 / bfloat16 rounding, constants
+//   elementwise.cpp  the elementwise VOps (arithmetic, comparisons, math dispatch)
+//   float_math.cpp   exp / log / sin / cos / tanh / pow for float32 as inline IR
+//   philox.cpp       Philox4x32-10 and the random maps of core/philox.h
+//   lower_kernel.cpp loops, stores, accumulators and the value DAG of a kernel
+//   llvm_backend.cpp the Backend: O3 pipeline, ORC LLJIT, IR / asm dumps
+//
+// Representation of a Value of each DType (kernel_ir.h): Bool is i1; UInt8,
+// Int32 and Int64 are i64 (UInt8 zero-extended, Int32 sign-extended);
+// Float16, BFloat16 and Float32 are float (16-bit ones always hold a value
+// representable in their format); Float64 is double.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Module.h>
+
+#include "jit/kernel_ir.h"
+#include "kiln/dtype.h"
+
+namespace kiln::codegen::llvmcg {
+
+struct Emitter {
+  llvm::LLVMContext& ctx;
+  llvm::Module& mod;
+  llvm::IRBuilder<> b;
+  std::string cpu, features;  // set as "target-cpu" / "target-features" on every function
+
+  Emitter(llvm::Module& m, std::string cpu_name, std::string feature_string)
+      : ctx(m.getContext()), mod(m), b(m.getContext()), cpu(std::move(cpu_name)),
+        features(std::move(feature_string)) {}
+
+  llvm::Type* i1() { return b.getInt1Ty(); }
+  llvm::Type* i8() { return b.getInt8Ty(); }
+  llvm::Type* i16() { return b.getInt16Ty(); }
+  llvm::Type* i32() { return b.getInt32Ty(); }
+  llvm::Type* i64() { return b.getInt64Ty(); }
+  llvm::Type* f32() { return b.getFloatTy(); }
+  llvm::Type* f64() { return b.getDoubleTy(); }
+  llvm::Constant* c64(int64_t v) { return b.getInt64(static_cast<uint64_t>(v)); }
+  llvm::Constant* c32(uint32_t v) { return b.getInt32(v); }
+  llvm::Constant* cf(float v) { return llvm::ConstantFP::get(f32(), v); }
+  llvm::Constant* cd(double v) { return llvm::ConstantFP::get(f64(), v); }
+
+  // Sets the attributes every function of a kernel module carries.
+  void set_common_attrs(llvm::Function* f);
+  // An internal always-inline function `name` of type `type`, defined on
+  // first use by `define(f)` (the builder's position is restored afterwards).
+  llvm::Function* helper(const std::string& name, llvm::FunctionType* type,
+                         const std::function<void(llvm::Function*)>& define);
+  // Calls an llvm intrinsic overloaded on the type of its first argument.
+  llvm::Value* intrinsic(llvm::Intrinsic::ID id, llvm::ArrayRef<llvm::Value*> args);
+  // A call to an external C function (libm) returning the type of args[0].
+  llvm::Value* libcall(const char* name, llvm::ArrayRef<llvm::Value*> args);
+};
+
+// ---- dtype_ops.cpp ----
+llvm::Type* repr_type(Emitter& e, DType t);  // i1 / i64 / float / double
+llvm::Type* mem_type(Emitter& e, DType t);   // the element type in memory
+bool is_float_dtype(DType t);
+bool computes_in_float(DType t);  // Float16, BFloat16, Float32
+// Reads element `index` of a buffer of dtype t and widens it to repr_type(t).
+llvm::Value* load_widen(Emitter& e, llvm::Value* base, llvm::Value* index, DType t);
+// Converts v (of dtype `from`) to the buffer dtype `to` (cast_value) and stores it.
+void store_narrow(Emitter& e, llvm::Value* base, llvm::Value* index, llvm::Value* v, DType from,
+                  DType to);
+// The reference's cast_value from `from` to `to`, on representations.
+llvm::Value* cast_value(Emitter& e, llvm::Value* v, DType from, DType to);
+// Brings a freshly computed result to the representation of t: wraps
+// UInt8 / Int32, rounds Float16 / BFloat16 (identity for the rest).
+llvm::Value* canonicalize(Emitter& e, llvm::Value* v, DType t);
+// A Const of dtype t (f for floating dtypes, i otherwise), with cast_value's rules.
+llvm::Value* const_value(Emitter& e, DType t, double f, int64_t i);
+// Float16 / BFloat16 bit conversions (round to nearest even, as kiln::Half / BFloat16).
+llvm::Value* float_to_half_bits(Emitter& e, llvm::Value* f);      // float -> i16
+llvm::Value* half_bits_to_float(Emitter& e, llvm::Value* h);      // i16 -> float
+llvm::Value* float_to_bfloat16_bits(Emitter& e, llvm::Value* f);  // float -> i16
+llvm::Value* bfloat16_bits_to_float(Emitter& e, llvm::Value* h);  // i16 -> float
+
+// ---- elementwise.cpp ----
+// The result of an elementwise VOp (not LoopIndex / Param / Const / Load /
+// Philox / AccRead) on operand representations; `operand` is args[0]'s dtype.
+llvm::Value* emit_elementwise(Emitter& e, const jit::Value& v, DType operand,
+                              llvm::ArrayRef<llvm::Value*> args);
+// Max / Min with the reference's NaN rule (a NaN operand wins, the first one first).
+llvm::Value* emit_max_min(Emitter& e, bool is_max, DType t, llvm::Value* a, llvm::Value* b);
+
+// ---- float_math.cpp: float32 in, float32 out, inline and vectorizable ----
+llvm::Value* emit_expf(Emitter& e, llvm::Value* x);
+llvm::Value* emit_logf(Emitter& e, llvm::Value* x);
+llvm::Value* emit_sinf(Emitter& e, llvm::Value* x);
+llvm::Value* emit_cosf(Emitter& e, llvm::Value* x);
+llvm::Value* emit_tanhf(Emitter& e, llvm::Value* x);
+llvm::Value* emit_powf(Emitter& e, llvm::Value* x, llvm::Value* y);
+
+// ---- philox.cpp ----
+// The value (in repr_type(v.dtype)) of a VOp::Philox node for element `index`.
+llvm::Value* emit_philox(Emitter& e, const jit::Value& v, llvm::Value* index, llvm::Value* seed,
+                         llvm::Value* offset);
+
+// ---- lower_kernel.cpp ----
+// Defines `symbol` with the KernelFn signature in e.mod, computing k.
+llvm::Function* lower_kernel(Emitter& e, const jit::Kernel& k, const std::string& symbol);
+
+}  // namespace kiln::codegen::llvmcg

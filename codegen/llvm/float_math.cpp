@@ -1,0 +1,263 @@
+// float32 exp, log, sin, cos, tanh and pow as inline, branch-free LLVM IR, so
+// that loops using them vectorize (no libm calls, no tables, no gathers).
+//
+// Method: each function widens its float argument to double and evaluates
+// there (range reduction plus a Taylor polynomial accurate to ~1e-14), then
+// rounds once to float. The double result's relative error is far below
+// float's half ulp, so the float result is the correctly rounded one except
+// within ~1e-14 of a rounding midpoint: at most 1 ulp from glibc's libm
+// (tanh: 2 ulp, where glibc's tanhf itself is 2 ulp off; see the llvm:
+// accuracy test). Special cases (inf, NaN, zeros, denormals, overflow,
+// C99 pow rules) are selects.
+//
+//   exp   k = round(x / ln2), r = x - k ln2 (two-part ln2), e^x = 2^k (1 + expm1(r))
+//   log   x = 2^e m, m in [sqrt(1/2), sqrt(2)), log m = 2 atanh(s), s = (m-1)/(m+1)
+//   sin, cos  Payne-Hanek-style reduction for every float: x * 2/pi mod 4 from
+//         eight 24-bit pieces of 2/pi (each product exact in double, reduced
+//         mod 4 exactly), summed after removing the quadrant; then Taylor sin /
+//         cos on [-pi/4, pi/4]
+//   tanh  expm1(2|x|) / (expm1(2|x|) + 2) with the sign of x
+//   pow   2^(y log2|x|) in double, then the sign / NaN / zero / inf rules
+// 2^k is built from the exponent bits (k + 1.5 * 2^52 trick), so no
+// float <-> int conversion instructions are needed.
+#include <limits>
+
+#include <llvm/IR/Intrinsics.h>
+
+#include "codegen/llvm/emitter.h"
+
+namespace kiln::codegen::llvmcg {
+
+namespace {
+
+constexpr double kMagic = 6755399441055744.0;  // 1.5 * 2^52: adding it rounds to an integer
+constexpr double kLog2e = 1.4426950408889634;
+constexpr double kLn2 = 0.6931471805599453;
+constexpr double kLn2Hi = 6.93147180369123816490e-01;  // 32 bits: k * kLn2Hi is exact
+constexpr double kLn2Lo = 1.90821492927058770002e-10;
+
+llvm::Value* horner(Emitter& e, llvm::Value* x, std::initializer_list<double> coeffs) {
+  llvm::Value* p = nullptr;
+  for (double c : coeffs) p = p ? e.b.CreateFAdd(e.b.CreateFMul(p, x), e.cd(c)) : e.cd(c);
+  return p;
+}
+
+// expm1(r) for |r| <= 0.36: Taylor to r^11.
+llvm::Value* expm1_core(Emitter& e, llvm::Value* r) {
+  llvm::Value* p = horner(e, r,
+                          {1.0 / 39916800, 1.0 / 3628800, 1.0 / 362880, 1.0 / 40320, 1.0 / 5040,
+                           1.0 / 720, 1.0 / 120, 1.0 / 24, 1.0 / 6, 0.5, 1.0});
+  return e.b.CreateFMul(p, r);
+}
+
+// 2^k for t = k + kMagic (|k| < 1023): k sits in t's low mantissa bits.
+llvm::Value* pow2_from_magic(Emitter& e, llvm::Value* t) {
+  llvm::Value* bits = e.b.CreateBitCast(t, e.i64());
+  return e.b.CreateBitCast(e.b.CreateShl(e.b.CreateAdd(bits, e.c64(1023)), 52), e.f64());
+}
+
+llvm::Value* clamp(Emitter& e, llvm::Value* x, double lo, double hi) {
+  auto& b = e.b;
+  x = b.CreateSelect(b.CreateFCmpOGT(x, e.cd(hi)), e.cd(hi), x);
+  return b.CreateSelect(b.CreateFCmpOLT(x, e.cd(lo)), e.cd(lo), x);
+}
+
+// e^d for a double d in [-700, 700] (callers clamp), relative error ~1e-16.
+llvm::Value* exp_double(Emitter& e, llvm::Value* d) {
+  auto& b = e.b;
+  llvm::Value* t = b.CreateFAdd(b.CreateFMul(d, e.cd(kLog2e)), e.cd(kMagic));
+  llvm::Value* k = b.CreateFSub(t, e.cd(kMagic));
+  llvm::Value* r = b.CreateFSub(b.CreateFSub(d, b.CreateFMul(k, e.cd(kLn2Hi))),
+                                b.CreateFMul(k, e.cd(kLn2Lo)));
+  return b.CreateFMul(b.CreateFAdd(e.cd(1.0), expm1_core(e, r)), pow2_from_magic(e, t));
+}
+
+// For a positive, finite, normal double d: {log(m), e} with d = 2^e m,
+// m in [sqrt(1/2), sqrt(2)); log(m) to ~1e-16 relative.
+std::pair<llvm::Value*, llvm::Value*> log_parts(Emitter& e, llvm::Value* d) {
+  auto& b = e.b;
+  llvm::Value* bits = b.CreateBitCast(d, e.i64());
+  // the biased exponent as a double: (2^52 + biased) - (2^52 + 1023)
+  llvm::Value* ebits = b.CreateOr(b.CreateLShr(bits, 52), e.c64(0x4330000000000000LL));
+  llvm::Value* ex =
+      b.CreateFSub(b.CreateBitCast(ebits, e.f64()), e.cd(4503599627370496.0 + 1023.0));
+  llvm::Value* m = b.CreateBitCast(
+      b.CreateOr(b.CreateAnd(bits, e.c64(0x000FFFFFFFFFFFFFLL)), e.c64(0x3FF0000000000000LL)),
+      e.f64());
+  llvm::Value* big = b.CreateFCmpOGT(m, e.cd(1.4142135623730951));
+  m = b.CreateSelect(big, b.CreateFMul(m, e.cd(0.5)), m);
+  ex = b.CreateSelect(big, b.CreateFAdd(ex, e.cd(1.0)), ex);
+  llvm::Value* f = b.CreateFSub(m, e.cd(1.0));
+  llvm::Value* s = b.CreateFDiv(f, b.CreateFAdd(f, e.cd(2.0)));
+  llvm::Value* z = b.CreateFMul(s, s);
+  llvm::Value* p = horner(e, z,
+                          {2.0 / 21, 2.0 / 19, 2.0 / 17, 2.0 / 15, 2.0 / 13, 2.0 / 11, 2.0 / 9,
+                           2.0 / 7, 2.0 / 5, 2.0 / 3, 2.0});
+  return {b.CreateFMul(s, p), ex};
+}
+
+llvm::Value* is_nan(Emitter& e, llvm::Value* x) { return e.b.CreateFCmpUNO(x, x); }
+
+llvm::Value* sign_bit(Emitter& e, llvm::Value* x) {  // float x: true for -0 and negatives
+  return e.b.CreateICmpSLT(e.b.CreateBitCast(x, e.i32()), e.c32(0));
+}
+
+llvm::Function* unary_helper(Emitter& e, const char* name,
+                             const std::function<llvm::Value*(llvm::Value*)>& body) {
+  llvm::FunctionType* type = llvm::FunctionType::get(e.f32(), {e.f32()}, false);
+  return e.helper(name, type, [&](llvm::Function* f) { e.b.CreateRet(body(f->getArg(0))); });
+}
+
+// sin / cos of a float: reduction of |x| to r in [-pi/4, pi/4] (double) and
+// the quadrant q (i64, low two bits), then the polynomial for `want_sin`.
+llvm::Value* sincos(Emitter& e, llvm::Value* x, bool want_sin) {
+  auto& b = e.b;
+  // 2/pi in 24-bit pieces: piece j holds bits 24j+1 .. 24j+24 after the point.
+  static const double kTwoOverPi[8] = {
+      0xA2F983 * 0x1p-24,  0x6E4E44 * 0x1p-48,  0x1529FC * 0x1p-72,  0x2757D1 * 0x1p-96,
+      0xF534DD * 0x1p-120, 0xC0DB62 * 0x1p-144, 0x95993C * 0x1p-168, 0x439041 * 0x1p-192};
+  llvm::Value* a = e.intrinsic(llvm::Intrinsic::fabs, {b.CreateFPExt(x, e.f64())});
+  llvm::Value* q[8];
+  llvm::Value* approx = e.cd(0.0);
+  for (int j = 0; j < 8; ++j) {
+    llvm::Value* p = b.CreateFMul(a, e.cd(kTwoOverPi[j]));  // exact: 24 x 24 bits
+    llvm::Value* whole = e.intrinsic(llvm::Intrinsic::floor, {b.CreateFMul(p, e.cd(0.25))});
+    q[j] = b.CreateFSub(p, b.CreateFMul(whole, e.cd(4.0)));  // p mod 4, exact
+    approx = b.CreateFAdd(approx, q[j]);
+  }
+  llvm::Value* t = b.CreateFAdd(approx, e.cd(kMagic));
+  llvm::Value* n = b.CreateFSub(t, e.cd(kMagic));
+  llvm::Value* quadrant = b.CreateAnd(b.CreateBitCast(t, e.i64()), e.c64(3));
+  // the pieces carrying integer bits come first and are summed exactly
+  llvm::Value* frac = b.CreateFSub(q[0], n);
+  for (int j = 1; j < 8; ++j) frac = b.CreateFAdd(frac, q[j]);
+  llvm::Value* r = b.CreateFMul(frac, e.cd(1.5707963267948966));
+  llvm::Value* z = b.CreateFMul(r, r);
+  llvm::Value* sp = horner(e, z,
+                           {-1.0 / 1307674368000.0, 1.0 / 6227020800.0, -1.0 / 39916800.0,
+                            1.0 / 362880.0, -1.0 / 5040.0, 1.0 / 120.0, -1.0 / 6.0});
+  llvm::Value* s = b.CreateFAdd(r, b.CreateFMul(b.CreateFMul(r, z), sp));
+  llvm::Value* cp = horner(e, z,
+                           {1.0 / 20922789888000.0, -1.0 / 87178291200.0, 1.0 / 479001600.0,
+                            -1.0 / 3628800.0, 1.0 / 40320.0, -1.0 / 720.0, 1.0 / 24.0, -0.5});
+  llvm::Value* c = b.CreateFAdd(e.cd(1.0), b.CreateFMul(z, cp));
+  // sin(|x|): q=0 sin r, 1 cos r, 2 -sin r, 3 -cos r; cos(|x|): q=0 cos, 1 -sin, 2 -cos, 3 sin
+  llvm::Value* odd = b.CreateICmpNE(b.CreateAnd(quadrant, e.c64(1)), e.c64(0));
+  llvm::Value* v = want_sin ? b.CreateSelect(odd, c, s) : b.CreateSelect(odd, s, c);
+  llvm::Value* qn = want_sin ? quadrant : b.CreateAdd(quadrant, e.c64(1));
+  llvm::Value* negate = b.CreateICmpNE(b.CreateAnd(qn, e.c64(2)), e.c64(0));
+  v = b.CreateSelect(negate, b.CreateFNeg(v), v);
+  llvm::Value* f = b.CreateFPTrunc(v, e.f32());
+  if (want_sin) f = b.CreateSelect(sign_bit(e, x), b.CreateFNeg(f), f);  // sin is odd
+  llvm::Value* finite = b.CreateFCmpOLT(e.intrinsic(llvm::Intrinsic::fabs, {x}),
+                                        e.cf(std::numeric_limits<float>::infinity()));
+  return b.CreateSelect(finite, f, e.cf(std::numeric_limits<float>::quiet_NaN()));
+}
+
+}  // namespace
+
+llvm::Value* emit_expf(Emitter& e, llvm::Value* x) {
+  llvm::Function* f = unary_helper(e, "kiln.exp.f32", [&](llvm::Value* v) {
+    auto& b = e.b;
+    llvm::Value* d = clamp(e, b.CreateFPExt(v, e.f64()), -200.0, 200.0);
+    llvm::Value* r = b.CreateFPTrunc(exp_double(e, d), e.f32());
+    return b.CreateSelect(is_nan(e, v), v, r);
+  });
+  return e.b.CreateCall(f, {x});
+}
+
+llvm::Value* emit_logf(Emitter& e, llvm::Value* x) {
+  llvm::Function* f = unary_helper(e, "kiln.log.f32", [&](llvm::Value* v) {
+    auto& b = e.b;
+    auto [lm, ex] = log_parts(e, b.CreateFPExt(v, e.f64()));
+    llvm::Value* r = b.CreateFPTrunc(b.CreateFAdd(b.CreateFMul(ex, e.cd(kLn2)), lm), e.f32());
+    const float inf = std::numeric_limits<float>::infinity();
+    r = b.CreateSelect(b.CreateFCmpOEQ(v, e.cf(0.0f)), e.cf(-inf), r);
+    r = b.CreateSelect(b.CreateFCmpOEQ(v, e.cf(inf)), v, r);
+    // negative or NaN: NaN (x itself when x is NaN)
+    llvm::Value* nan = b.CreateSelect(is_nan(e, v), v, e.cf(std::numeric_limits<float>::quiet_NaN()));
+    return b.CreateSelect(b.CreateFCmpOGE(v, e.cf(0.0f)), r, nan);
+  });
+  return e.b.CreateCall(f, {x});
+}
+
+llvm::Value* emit_sinf(Emitter& e, llvm::Value* x) {
+  llvm::Function* f = unary_helper(e, "kiln.sin.f32", [&](llvm::Value* v) {
+    llvm::Value* r = sincos(e, v, true);
+    return e.b.CreateSelect(is_nan(e, v), v, r);
+  });
+  return e.b.CreateCall(f, {x});
+}
+
+llvm::Value* emit_cosf(Emitter& e, llvm::Value* x) {
+  llvm::Function* f = unary_helper(e, "kiln.cos.f32", [&](llvm::Value* v) {
+    llvm::Value* r = sincos(e, v, false);
+    return e.b.CreateSelect(is_nan(e, v), v, r);
+  });
+  return e.b.CreateCall(f, {x});
+}
+
+llvm::Value* emit_tanhf(Emitter& e, llvm::Value* x) {
+  llvm::Function* f = unary_helper(e, "kiln.tanh.f32", [&](llvm::Value* v) {
+    auto& b = e.b;
+    llvm::Value* a = e.intrinsic(llvm::Intrinsic::fabs, {b.CreateFPExt(v, e.f64())});
+    a = b.CreateSelect(b.CreateFCmpOGT(a, e.cd(20.0)), e.cd(20.0), a);  // tanh(20) == 1.0f
+    llvm::Value* y = b.CreateFAdd(a, a);
+    // expm1(y) = 2^k expm1(r) + (2^k - 1): exact for k = 0, no cancellation otherwise
+    llvm::Value* t = b.CreateFAdd(b.CreateFMul(y, e.cd(kLog2e)), e.cd(kMagic));
+    llvm::Value* k = b.CreateFSub(t, e.cd(kMagic));
+    llvm::Value* r = b.CreateFSub(b.CreateFSub(y, b.CreateFMul(k, e.cd(kLn2Hi))),
+                                  b.CreateFMul(k, e.cd(kLn2Lo)));
+    llvm::Value* scale = pow2_from_magic(e, t);
+    llvm::Value* em1 = b.CreateFAdd(b.CreateFMul(scale, expm1_core(e, r)),
+                                    b.CreateFSub(scale, e.cd(1.0)));
+    llvm::Value* th = b.CreateFDiv(em1, b.CreateFAdd(em1, e.cd(2.0)));
+    llvm::Value* res = b.CreateFPTrunc(th, e.f32());
+    res = b.CreateSelect(sign_bit(e, v), b.CreateFNeg(res), res);
+    return b.CreateSelect(is_nan(e, v), v, res);
+  });
+  return e.b.CreateCall(f, {x});
+}
+
+llvm::Value* emit_powf(Emitter& e, llvm::Value* x, llvm::Value* y) {
+  llvm::FunctionType* type = llvm::FunctionType::get(e.f32(), {e.f32(), e.f32()}, false);
+  llvm::Function* f = e.helper("kiln.pow.f32", type, [&](llvm::Function* fn) {
+    auto& b = e.b;
+    llvm::Value* xv = fn->getArg(0);
+    llvm::Value* yv = fn->getArg(1);
+    const double dinf = std::numeric_limits<double>::infinity();
+    const float nanf = std::numeric_limits<float>::quiet_NaN();
+    llvm::Value* ax = e.intrinsic(llvm::Intrinsic::fabs, {b.CreateFPExt(xv, e.f64())});
+    llvm::Value* yd = b.CreateFPExt(yv, e.f64());
+    auto [lm, ex] = log_parts(e, ax);
+    llvm::Value* l2 = b.CreateFAdd(b.CreateFMul(lm, e.cd(kLog2e)), ex);
+    l2 = b.CreateSelect(b.CreateFCmpOEQ(ax, e.cd(0.0)), e.cd(-dinf), l2);
+    l2 = b.CreateSelect(b.CreateFCmpOEQ(ax, e.cd(dinf)), e.cd(dinf), l2);
+    llvm::Value* z = clamp(e, b.CreateFMul(yd, l2), -300.0, 300.0);
+    llvm::Value* t = b.CreateFAdd(z, e.cd(kMagic));
+    llvm::Value* k = b.CreateFSub(t, e.cd(kMagic));
+    llvm::Value* r = b.CreateFMul(b.CreateFSub(z, k), e.cd(kLn2));
+    llvm::Value* p = b.CreateFMul(b.CreateFAdd(e.cd(1.0), expm1_core(e, r)), pow2_from_magic(e, t));
+    // y integer / odd integer (infinities count as even integers)
+    auto is_int = [&](llvm::Value* d) {
+      return b.CreateFCmpOEQ(e.intrinsic(llvm::Intrinsic::floor, {d}), d);
+    };
+    llvm::Value* y_int = is_int(yd);
+    llvm::Value* y_odd = b.CreateAnd(y_int, b.CreateNot(is_int(b.CreateFMul(yd, e.cd(0.5)))));
+    llvm::Value* res = b.CreateFPTrunc(p, e.f32());
+    res = b.CreateSelect(b.CreateAnd(sign_bit(e, xv), y_odd), b.CreateFNeg(res), res);
+    llvm::Value* x_fin = b.CreateFCmpOLT(ax, e.cd(dinf));
+    llvm::Value* y_fin = b.CreateFCmpOLT(e.intrinsic(llvm::Intrinsic::fabs, {yd}), e.cd(dinf));
+    llvm::Value* neg_frac = b.CreateAnd(b.CreateAnd(b.CreateFCmpOLT(xv, e.cf(0.0f)), x_fin),
+                                        b.CreateAnd(y_fin, b.CreateNot(y_int)));
+    res = b.CreateSelect(neg_frac, e.cf(nanf), res);
+    res = b.CreateSelect(b.CreateOr(is_nan(e, xv), is_nan(e, yv)), e.cf(nanf), res);
+    llvm::Value* m1_inf = b.CreateAnd(b.CreateFCmpOEQ(xv, e.cf(-1.0f)), b.CreateNot(y_fin));
+    res = b.CreateSelect(b.CreateAnd(m1_inf, b.CreateNot(is_nan(e, yv))), e.cf(1.0f), res);
+    llvm::Value* one = b.CreateOr(b.CreateFCmpOEQ(xv, e.cf(1.0f)), b.CreateFCmpOEQ(yv, e.cf(0.0f)));
+    b.CreateRet(b.CreateSelect(one, e.cf(1.0f), res));
+  });
+  return e.b.CreateCall(f, {x, y});
+}
+
+}  // namespace kiln::codegen::llvmcg

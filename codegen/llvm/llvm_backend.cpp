@@ -1,0 +1,192 @@
+// The LLVM CPU backend: one ORC LLJIT for the process, targeting the host CPU
+// with all its features (sys::getHostCPUName / getHostCPUFeatures, so AVX-512
+// where present). compile() lowers a kernel to a fresh module
+// (lower_kernel.cpp), verifies it, runs the new pass manager's O3 pipeline
+// with the host TargetMachine (loop + SLP vectorization), optionally prints
+// the optimized IR and the assembly (on a clone, so the JIT's copy is
+// untouched), hands the module to the JIT and looks the symbol up. Library
+// calls the code needs (libm for float64 math, memset / memcpy) resolve
+// against the running process. Everything runs under one mutex. LLVM errors
+// become kiln::Error; LLVM's fatal-error handler is replaced while compiling
+// by one that throws kiln::Error instead of exiting.
+//
+// FP semantics: no fast-math flags anywhere and FP-op fusion set to Strict,
+// so the machine code rounds every operation exactly as the reference
+// evaluator does.
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <llvm/Analysis/CGSCCPassManager.h>
+#include <llvm/Analysis/LoopAnalysisManager.h>
+#include <llvm/Config/llvm-config.h>
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/ErrorHandling.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/TargetParser/Host.h>
+#include <llvm/Transforms/Utils/Cloning.h>
+
+#include "codegen/backend.h"
+#include "codegen/llvm/emitter.h"
+#include "kiln/error.h"
+
+namespace kiln::codegen {
+
+namespace {
+
+std::string take_error(llvm::Error err) { return llvm::toString(std::move(err)); }
+
+void throw_fatal(void*, const char* reason, bool) {
+  throw Error(std::string("[jit] LLVM fatal error: ") + reason);
+}
+
+// A symbol-safe rendering of the kernel's readable name.
+std::string symbol_for(const std::string& name, uint64_t serial) {
+  std::string s = "kiln_";
+  for (char c : name) s += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  return s + "_" + std::to_string(serial);
+}
+
+class LLVMBackend final : public Backend {
+ public:
+  LLVMBackend() {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    llvm::InitializeNativeTargetAsmParser();
+    auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+    if (!jtmb) {
+      init_error_ = take_error(jtmb.takeError());
+      return;
+    }
+    jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+    jtmb->getOptions().AllowFPOpFusion = llvm::FPOpFusion::Strict;
+    cpu_ = jtmb->getCPU();
+    features_ = jtmb->getFeatures().getString();
+    auto tm = jtmb->createTargetMachine();
+    if (!tm) {
+      init_error_ = take_error(tm.takeError());
+      return;
+    }
+    tm_ = std::move(*tm);
+    auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(*jtmb).create();
+    if (!jit) {
+      init_error_ = take_error(jit.takeError());
+      return;
+    }
+    jit_ = std::move(*jit);
+    auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+        jit_->getDataLayout().getGlobalPrefix());
+    if (!gen) {
+      init_error_ = take_error(gen.takeError());
+      jit_.reset();
+      return;
+    }
+    jit_->getMainJITDylib().addGenerator(std::move(*gen));
+    // target id: version / cpu / enabled features, sorted
+    std::vector<std::string> on;
+    for (const auto& f : llvm::sys::getHostCPUFeatures())
+      if (f.getValue()) on.push_back("+" + f.getKey().str());
+    std::sort(on.begin(), on.end());
+    target_id_ = std::string("llvm-") + LLVM_VERSION_STRING + "/" + cpu_ + "/";
+    for (size_t i = 0; i < on.size(); ++i) target_id_ += (i ? "," : "") + on[i];
+  }
+
+  const char* name() const override { return "llvm"; }
+  bool available() const override { return jit_ != nullptr; }
+  std::string target_id() const override { return target_id_; }
+
+  CompiledKernel compile(const jit::Kernel& k, bool want_ir, bool want_asm) override {
+    KILN_CHECK(jit_, "jit", "the LLVM backend failed to initialize: ", init_error_);
+    std::lock_guard<std::mutex> lock(mu_);
+    llvm::ScopedFatalErrorHandler fatal(throw_fatal, nullptr);
+    const std::string symbol = symbol_for(k.name, serial_++);
+    auto ctx = std::make_unique<llvm::LLVMContext>();
+    auto mod = std::make_unique<llvm::Module>(symbol, *ctx);
+    mod->setDataLayout(tm_->createDataLayout());
+    mod->setTargetTriple(tm_->getTargetTriple().str());
+    {
+      llvmcg::Emitter e(*mod, cpu_, features_);
+      llvmcg::lower_kernel(e, k, symbol);
+    }
+    std::string verify_msg;
+    llvm::raw_string_ostream vos(verify_msg);
+    KILN_INTERNAL_ASSERT(!llvm::verifyModule(*mod, &vos), "kernel ", k.name,
+                         " lowered to invalid LLVM IR: ", vos.str());
+    optimize(*mod);
+    CompiledKernel out;
+    if (want_ir) {
+      llvm::raw_string_ostream os(out.llvm_ir);
+      mod->print(os, nullptr);
+    }
+    if (want_asm) out.assembly = assembly(*mod);
+    llvm::orc::ThreadSafeModule tsm(std::move(mod), llvm::orc::ThreadSafeContext(std::move(ctx)));
+    if (llvm::Error err = jit_->addIRModule(std::move(tsm)))
+      KILN_INTERNAL_ASSERT(false, "JIT rejected kernel ", k.name, ": ", take_error(std::move(err)));
+    auto addr = jit_->lookup(symbol);
+    KILN_INTERNAL_ASSERT(static_cast<bool>(addr), "JIT could not compile kernel ", k.name, ": ",
+                         addr ? std::string() : take_error(addr.takeError()));
+    out.fn = addr->toPtr<jit::KernelFn>();
+    return out;
+  }
+
+ private:
+  void optimize(llvm::Module& m) {
+    llvm::LoopAnalysisManager lam;
+    llvm::FunctionAnalysisManager fam;
+    llvm::CGSCCAnalysisManager cgam;
+    llvm::ModuleAnalysisManager mam;
+    llvm::PipelineTuningOptions pto;
+    pto.LoopVectorization = true;
+    pto.SLPVectorization = true;
+    pto.LoopInterleaving = true;
+    pto.LoopUnrolling = true;
+    llvm::PassBuilder pb(tm_.get(), pto);
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+    mpm.run(m, mam);
+  }
+
+  std::string assembly(const llvm::Module& m) {
+    std::unique_ptr<llvm::Module> clone = llvm::CloneModule(m);
+    llvm::SmallString<0> buf;
+    llvm::raw_svector_ostream os(buf);
+    llvm::legacy::PassManager pm;
+    KILN_INTERNAL_ASSERT(!tm_->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile),
+                         "the host target cannot emit assembly");
+    pm.run(*clone);
+    return std::string(buf.str());
+  }
+
+  std::string init_error_;
+  std::string cpu_, features_, target_id_;
+  std::unique_ptr<llvm::TargetMachine> tm_;
+  std::unique_ptr<llvm::orc::LLJIT> jit_;
+  std::mutex mu_;
+  uint64_t serial_ = 0;
+};
+
+}  // namespace
+
+Backend& cpu_backend() {
+  // Never destroyed: compiled kernels stay callable until the process exits.
+  static LLVMBackend* backend = new LLVMBackend();
+  return *backend;
+}
+
+}  // namespace kiln::codegen

@@ -1,0 +1,445 @@
+// Lowers a jit::Kernel to an LLVM function with the KernelFn signature.
+//
+// Shape of the output: the exported function loads the buffer pointers and
+// calls an internal always-inline body whose buffer parameters are `noalias`
+// (inputs also `readonly`), so after inlining every load and store carries
+// alias-scope metadata saying that different buffers never alias. Loops are
+// emitted guarded and rotated (preheader -> body/latch -> exit, one phi for
+// the induction variable, `lo < hi` checked once before entry), the form
+// LLVM's loop vectorizer expects; the parallel loop runs [begin, min(end,
+// extent)). Accumulators are allocas (promoted to phis by SROA).
+//
+// Values are emitted at their first use and cached per loop scope: a cached
+// value is reused wherever it dominates (same or enclosing scope, emitted
+// earlier) and dropped when its scope closes, when a Store writes a buffer it
+// loads, or when an AccInit / AccUpdate changes an accumulator it reads
+// (and, on entry to a loop, for everything the loop body writes). LLVM's LICM
+// and GVN then hoist and merge what is loop-invariant.
+#include <limits>
+
+#include <llvm/IR/Intrinsics.h>
+
+#include "codegen/llvm/emitter.h"
+#include "kiln/error.h"
+
+namespace kiln::codegen::llvmcg {
+
+using jit::Combiner;
+using jit::Stmt;
+using jit::StmtKind;
+using jit::ValueId;
+using jit::VOp;
+
+namespace {
+
+// A set of small ids (buffer slots or accumulators) as bits.
+struct Bits {
+  std::vector<uint64_t> w;
+  void set(int i) {
+    if (w.size() <= static_cast<size_t>(i / 64)) w.resize(i / 64 + 1, 0);
+    w[i / 64] |= uint64_t{1} << (i % 64);
+  }
+  void merge(const Bits& o) {
+    if (w.size() < o.w.size()) w.resize(o.w.size(), 0);
+    for (size_t j = 0; j < o.w.size(); ++j) w[j] |= o.w[j];
+  }
+  bool intersects(const Bits& o) const {
+    for (size_t j = 0; j < w.size() && j < o.w.size(); ++j)
+      if (w[j] & o.w[j]) return true;
+    return false;
+  }
+  bool empty() const {
+    for (uint64_t x : w)
+      if (x) return false;
+    return true;
+  }
+};
+
+class Lowering {
+ public:
+  Lowering(Emitter& e, const jit::Kernel& k) : e_(e), k_(k) {}
+
+  llvm::Function* run(const std::string& symbol) {
+    validate();
+    llvm::Function* body = build_body(symbol + ".body");
+    return build_wrapper(symbol, body);
+  }
+
+ private:
+  struct Acc {
+    llvm::AllocaInst* val = nullptr;
+    llvm::AllocaInst* idx = nullptr;  // ArgMax / ArgMin
+  };
+
+  Emitter& e_;
+  const jit::Kernel& k_;
+  std::vector<llvm::Value*> bufs_;
+  llvm::Value* params_ = nullptr;
+  llvm::Value* begin_ = nullptr;
+  llvm::Value* end_ = nullptr;
+  std::vector<llvm::Value*> loop_iv_;
+  std::vector<Acc> accs_;
+  std::vector<Bits> reads_accs_, reads_bufs_;  // per value, transitively
+  std::vector<llvm::Value*> cache_;
+  std::vector<std::vector<ValueId>> scopes_;   // ids cached in each open scope
+
+  // ---- checks ----
+  void validate() {
+    const int n = static_cast<int>(k_.values.size());
+    reads_accs_.assign(n, {});
+    reads_bufs_.assign(n, {});
+    for (int id = 0; id < n; ++id) {
+      const jit::Value& v = k_.values[id];
+      for (ValueId a : v.args) {
+        if (a < 0) continue;
+        KILN_INTERNAL_ASSERT(a < id, "kernel ", k_.name, ": value ", id, " uses later value ", a);
+        reads_accs_[id].merge(reads_accs_[a]);
+        reads_bufs_[id].merge(reads_bufs_[a]);
+      }
+      auto need_args = [&](int count) {
+        for (int j = 0; j < count; ++j)
+          KILN_INTERNAL_ASSERT(v.args[j] >= 0, "kernel ", k_.name, ": value ", id, " (VOp ",
+                               static_cast<int>(v.op), ") lacks operand ", j);
+      };
+      switch (v.op) {
+        case VOp::LoopIndex:
+          KILN_INTERNAL_ASSERT(v.a >= 0 && v.a < k_.num_loops, "bad loop id ", v.a);
+          break;
+        case VOp::Param:
+          KILN_INTERNAL_ASSERT(v.a >= 0 && v.a < k_.num_params, "bad param slot ", v.a);
+          break;
+        case VOp::IntConst: case VOp::Const: break;
+        case VOp::Load:
+          KILN_INTERNAL_ASSERT(v.a >= 0 && v.a < static_cast<int>(k_.buffers.size()),
+                               "bad buffer slot ", v.a);
+          need_args(1);
+          reads_bufs_[id].set(v.a);
+          break;
+        case VOp::Philox:
+          KILN_INTERNAL_ASSERT(v.a >= 0 && v.a < k_.num_params && v.b >= 0 && v.b < k_.num_params,
+                               "bad Philox seed / offset params ", v.a, ", ", v.b);
+          need_args(1);
+          break;
+        case VOp::AccRead:
+          KILN_INTERNAL_ASSERT(v.a >= 0 && v.a < static_cast<int>(k_.accs.size()),
+                               "bad accumulator ", v.a);
+          reads_accs_[id].set(v.a);
+          break;
+        case VOp::Add: case VOp::Sub: case VOp::Mul: case VOp::Div: case VOp::Mod:
+        case VOp::Pow: case VOp::Max: case VOp::Min: case VOp::Eq: case VOp::Ne:
+        case VOp::Lt: case VOp::Le: case VOp::Gt: case VOp::Ge:
+          need_args(2);
+          break;
+        case VOp::Where: need_args(3); break;
+        default: need_args(1); break;
+      }
+    }
+    cache_.assign(n, nullptr);
+    loop_iv_.assign(static_cast<size_t>(std::max(k_.num_loops, 0)), nullptr);
+  }
+
+  // ---- functions ----
+  llvm::Function* build_body(const std::string& name) {
+    std::vector<llvm::Type*> types(k_.buffers.size(), e_.b.getPtrTy());
+    types.push_back(e_.b.getPtrTy());
+    types.push_back(e_.i64());
+    types.push_back(e_.i64());
+    auto* fty = llvm::FunctionType::get(e_.b.getVoidTy(), types, false);
+    auto* f = llvm::Function::Create(fty, llvm::Function::InternalLinkage, name, &e_.mod);
+    e_.set_common_attrs(f);
+    f->addFnAttr(llvm::Attribute::AlwaysInline);
+    const unsigned nb = static_cast<unsigned>(k_.buffers.size());
+    for (unsigned i = 0; i <= nb; ++i) {
+      f->addParamAttr(i, llvm::Attribute::NoAlias);
+      f->addParamAttr(i, llvm::Attribute::NoCapture);
+      if (i == nb || !k_.buffers[i].output) f->addParamAttr(i, llvm::Attribute::ReadOnly);
+      bufs_.push_back(f->getArg(i));
+    }
+    bufs_.pop_back();
+    params_ = f->getArg(nb);
+    begin_ = f->getArg(nb + 1);
+    end_ = f->getArg(nb + 2);
+    e_.b.SetInsertPoint(llvm::BasicBlock::Create(e_.ctx, "entry", f));
+    for (const jit::Accumulator& a : k_.accs) {
+      Acc acc;
+      acc.val = e_.b.CreateAlloca(repr_type(e_, a.dtype));
+      if (a.combiner == Combiner::ArgMax || a.combiner == Combiner::ArgMin)
+        acc.idx = e_.b.CreateAlloca(e_.i64());
+      accs_.push_back(acc);
+    }
+    scopes_.emplace_back();
+    for (const Stmt& s : k_.body) stmt(s);
+    e_.b.CreateRetVoid();
+    return f;
+  }
+
+  llvm::Function* build_wrapper(const std::string& name, llvm::Function* body) {
+    auto& b = e_.b;
+    auto* fty = llvm::FunctionType::get(b.getVoidTy(),
+                                        {b.getPtrTy(), b.getPtrTy(), e_.i64(), e_.i64()}, false);
+    auto* f = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, name, &e_.mod);
+    e_.set_common_attrs(f);
+    for (unsigned i = 0; i < 2; ++i) {
+      f->addParamAttr(i, llvm::Attribute::NoCapture);
+      f->addParamAttr(i, llvm::Attribute::ReadOnly);
+    }
+    b.SetInsertPoint(llvm::BasicBlock::Create(e_.ctx, "entry", f));
+    std::vector<llvm::Value*> args;
+    for (size_t i = 0; i < k_.buffers.size(); ++i) {
+      llvm::Value* slot = b.CreateConstInBoundsGEP1_64(b.getPtrTy(), f->getArg(0), i);
+      args.push_back(b.CreateAlignedLoad(b.getPtrTy(), slot, llvm::Align(8)));
+    }
+    args.push_back(f->getArg(1));
+    args.push_back(f->getArg(2));
+    args.push_back(f->getArg(3));
+    b.CreateCall(body, args);
+    b.CreateRetVoid();
+    return f;
+  }
+
+  // ---- value cache ----
+  void remember(ValueId id, llvm::Value* v) {
+    cache_[id] = v;
+    scopes_.back().push_back(id);
+  }
+  void forget(const Bits& accs, const Bits& bufs) {
+    if (accs.empty() && bufs.empty()) return;
+    for (size_t id = 0; id < cache_.size(); ++id)
+      if (cache_[id] && (reads_accs_[id].intersects(accs) || reads_bufs_[id].intersects(bufs)))
+        cache_[id] = nullptr;
+  }
+  void writes_of(const Stmt& s, Bits& accs, Bits& bufs) {
+    switch (s.kind) {
+      case StmtKind::Loop:
+        for (const Stmt& c : s.body) writes_of(c, accs, bufs);
+        break;
+      case StmtKind::Store: bufs.set(s.buffer); break;
+      case StmtKind::AccInit:
+      case StmtKind::AccUpdate: accs.set(s.acc); break;
+    }
+  }
+
+  llvm::Value* value(ValueId id) {
+    KILN_INTERNAL_ASSERT(id >= 0 && id < static_cast<ValueId>(k_.values.size()), "kernel ",
+                         k_.name, ": bad value id ", id);
+    if (cache_[id]) return cache_[id];
+    const jit::Value& v = k_.values[id];
+    llvm::Value* r = compute(v);
+    KILN_INTERNAL_ASSERT(r->getType() == repr_type(e_, v.dtype), "kernel ", k_.name, ": value ",
+                         id, " (VOp ", static_cast<int>(v.op), ") of dtype ", v.dtype,
+                         " computed with a mismatched type (operand dtypes inconsistent?)");
+    remember(id, r);
+    return r;
+  }
+
+  llvm::Value* param(int slot) {
+    llvm::Value* p = e_.b.CreateConstInBoundsGEP1_64(e_.i64(), params_, slot);
+    return e_.b.CreateAlignedLoad(e_.i64(), p, llvm::Align(8));
+  }
+
+  llvm::Value* compute(const jit::Value& v) {
+    switch (v.op) {
+      case VOp::LoopIndex:
+        KILN_INTERNAL_ASSERT(loop_iv_[v.a], "kernel ", k_.name, ": LoopIndex of loop ", v.a,
+                             " used outside that loop");
+        return loop_iv_[v.a];
+      case VOp::Param: {  // Int64; with dtype Float64 the slot's bits read as a double
+        llvm::Value* p = param(v.a);
+        if (v.dtype == DType::Int64) return p;
+        if (v.dtype == DType::Float64) return e_.b.CreateBitCast(p, e_.f64());
+        return cast_value(e_, p, DType::Int64, v.dtype);
+      }
+      case VOp::IntConst: return e_.c64(v.i);
+      case VOp::Const: return const_value(e_, v.dtype, v.f, v.i);
+      case VOp::Load: {
+        const DType bt = k_.buffers[v.a].dtype;
+        llvm::Value* x = load_widen(e_, bufs_[v.a], value(v.args[0]), bt);
+        return cast_value(e_, x, bt, v.dtype);
+      }
+      case VOp::Philox: return emit_philox(e_, v, value(v.args[0]), param(v.a), param(v.b));
+      case VOp::AccRead: return acc_read(v);
+      default: break;
+    }
+    llvm::Value* args[3];
+    int n = 0;
+    for (ValueId a : v.args)
+      if (a >= 0) args[n++] = value(a);
+    return emit_elementwise(e_, v, k_.values[v.args[0]].dtype, llvm::ArrayRef(args, n));
+  }
+
+  // ---- accumulators ----
+  static bool is_arg(Combiner c) { return c == Combiner::ArgMax || c == Combiner::ArgMin; }
+
+  llvm::Value* acc_read(const jit::Value& v) {
+    const jit::Accumulator& a = k_.accs[v.a];
+    const Acc& acc = accs_[v.a];
+    if (is_arg(a.combiner))
+      return cast_value(e_, e_.b.CreateLoad(e_.i64(), acc.idx), DType::Int64, v.dtype);
+    return cast_value(e_, e_.b.CreateLoad(repr_type(e_, a.dtype), acc.val), a.dtype, v.dtype);
+  }
+
+  llvm::Value* identity(const jit::Accumulator& a) {
+    const DType t = a.dtype;
+    const double inf = std::numeric_limits<double>::infinity();
+    switch (a.combiner) {
+      case Combiner::Sum: return const_value(e_, t, 0.0, 0);
+      case Combiner::Prod: return const_value(e_, t, 1.0, 1);
+      case Combiner::All: return e_.b.getTrue();
+      case Combiner::Any: return e_.b.getFalse();
+      case Combiner::Max:
+      case Combiner::ArgMax:
+        switch (t) {
+          case DType::Bool: return e_.b.getFalse();
+          case DType::UInt8: return e_.c64(0);
+          case DType::Int32: return e_.c64(std::numeric_limits<int32_t>::min());
+          case DType::Int64: return e_.c64(std::numeric_limits<int64_t>::min());
+          default: return const_value(e_, t, -inf, 0);
+        }
+      case Combiner::Min:
+      case Combiner::ArgMin:
+        switch (t) {
+          case DType::Bool: return e_.b.getTrue();
+          case DType::UInt8: return e_.c64(255);
+          case DType::Int32: return e_.c64(std::numeric_limits<int32_t>::max());
+          case DType::Int64: return e_.c64(std::numeric_limits<int64_t>::max());
+          default: return const_value(e_, t, inf, 0);
+        }
+    }
+    KILN_INTERNAL_ASSERT(false, "unknown combiner ", static_cast<int>(a.combiner));
+  }
+
+  // Whether candidate v beats the current best (the reference's rule: strictly
+  // better, a NaN beats everything, nothing beats a NaN).
+  llvm::Value* beats(bool is_max, DType t, llvm::Value* v, llvm::Value* best) {
+    auto& b = e_.b;
+    if (is_float_dtype(t)) {
+      llvm::Value* better = is_max ? b.CreateFCmpUGT(v, best) : b.CreateFCmpULT(v, best);
+      return b.CreateAnd(better, b.CreateFCmpORD(best, best));
+    }
+    if (t == DType::Bool) return is_max ? b.CreateICmpUGT(v, best) : b.CreateICmpULT(v, best);
+    return is_max ? b.CreateICmpSGT(v, best) : b.CreateICmpSLT(v, best);
+  }
+
+  void acc_init(const Stmt& s) {
+    const jit::Accumulator& a = k_.accs[s.acc];
+    e_.b.CreateStore(identity(a), accs_[s.acc].val);
+    if (is_arg(a.combiner)) e_.b.CreateStore(e_.c64(-1), accs_[s.acc].idx);
+  }
+
+  void acc_update(const Stmt& s) {
+    auto& b = e_.b;
+    const jit::Accumulator& a = k_.accs[s.acc];
+    const Acc& acc = accs_[s.acc];
+    const DType t = a.dtype;
+    llvm::Value* x = value(s.value);
+    const DType xt = k_.values[s.value].dtype;
+    llvm::Value* cur = b.CreateLoad(repr_type(e_, t), acc.val);
+    llvm::Value* next = nullptr;
+    switch (a.combiner) {
+      case Combiner::Sum:
+      case Combiner::Prod: {
+        const bool sum = a.combiner == Combiner::Sum;
+        llvm::Value* v = cast_value(e_, x, xt, t);
+        if (t == DType::Bool) next = sum ? b.CreateOr(cur, v) : b.CreateAnd(cur, v);
+        else if (is_float_dtype(t)) next = canonicalize(e_, sum ? b.CreateFAdd(cur, v) : b.CreateFMul(cur, v), t);
+        else next = canonicalize(e_, sum ? b.CreateAdd(cur, v) : b.CreateMul(cur, v), t);
+        break;
+      }
+      case Combiner::Max:
+      case Combiner::Min: {
+        llvm::Value* v = cast_value(e_, x, xt, t);
+        next = b.CreateSelect(beats(a.combiner == Combiner::Max, t, v, cur), v, cur);
+        break;
+      }
+      case Combiner::ArgMax:
+      case Combiner::ArgMin: {
+        KILN_INTERNAL_ASSERT(s.index >= 0, "kernel ", k_.name, ": ArgMax/ArgMin update without index");
+        llvm::Value* v = cast_value(e_, x, xt, t);
+        llvm::Value* pos = cast_value(e_, value(s.index), k_.values[s.index].dtype, DType::Int64);
+        llvm::Value* where = b.CreateLoad(e_.i64(), acc.idx);
+        llvm::Value* take = b.CreateOr(b.CreateICmpSLT(where, e_.c64(0)),
+                                       beats(a.combiner == Combiner::ArgMax, t, v, cur));
+        next = b.CreateSelect(take, v, cur);
+        b.CreateStore(b.CreateSelect(take, pos, where), acc.idx);
+        break;
+      }
+      case Combiner::All:
+      case Combiner::Any: {
+        llvm::Value* v = cast_value(e_, x, xt, DType::Bool);
+        KILN_INTERNAL_ASSERT(t == DType::Bool, "All/Any accumulate in Bool, not ", t);
+        next = a.combiner == Combiner::All ? b.CreateAnd(cur, v) : b.CreateOr(cur, v);
+        break;
+      }
+    }
+    b.CreateStore(next, acc.val);
+  }
+
+  // ---- statements ----
+  void stmt(const Stmt& s) {
+    switch (s.kind) {
+      case StmtKind::Loop: loop(s); return;
+      case StmtKind::Store: {
+        KILN_INTERNAL_ASSERT(s.buffer >= 0 && s.buffer < static_cast<int>(k_.buffers.size()),
+                             "kernel ", k_.name, ": store to bad buffer slot ", s.buffer);
+        llvm::Value* idx = value(s.index);
+        llvm::Value* v = value(s.value);
+        store_narrow(e_, bufs_[s.buffer], idx, v, k_.values[s.value].dtype,
+                     k_.buffers[s.buffer].dtype);
+        Bits bufs;
+        bufs.set(s.buffer);
+        forget({}, bufs);
+        return;
+      }
+      case StmtKind::AccInit:
+      case StmtKind::AccUpdate: {
+        KILN_INTERNAL_ASSERT(s.acc >= 0 && s.acc < static_cast<int>(k_.accs.size()), "kernel ",
+                             k_.name, ": bad accumulator ", s.acc);
+        if (s.kind == StmtKind::AccInit) acc_init(s);
+        else acc_update(s);
+        Bits accs;
+        accs.set(s.acc);
+        forget(accs, {});
+        return;
+      }
+    }
+  }
+
+  void loop(const Stmt& s) {
+    auto& b = e_.b;
+    KILN_INTERNAL_ASSERT(s.loop >= 0 && s.loop < k_.num_loops && !loop_iv_[s.loop], "kernel ",
+                         k_.name, ": bad or nested-twice loop id ", s.loop);
+    Bits wa, wb;
+    writes_of(s, wa, wb);
+    forget(wa, wb);  // values read in the body must see the body's writes
+    llvm::Value* extent = value(s.extent);
+    llvm::Value* lo = s.parallel ? begin_ : e_.c64(0);
+    llvm::Value* hi = s.parallel ? e_.intrinsic(llvm::Intrinsic::smin, {end_, extent}) : extent;
+    llvm::Function* f = b.GetInsertBlock()->getParent();
+    const std::string tag = "loop" + std::to_string(s.loop);
+    llvm::BasicBlock* pre = b.GetInsertBlock();
+    llvm::BasicBlock* body = llvm::BasicBlock::Create(e_.ctx, tag + ".body", f);
+    llvm::BasicBlock* exit = llvm::BasicBlock::Create(e_.ctx, tag + ".exit", f);
+    b.CreateCondBr(b.CreateICmpSLT(lo, hi), body, exit);
+    b.SetInsertPoint(body);
+    llvm::PHINode* iv = b.CreatePHI(e_.i64(), 2, tag + ".i");
+    iv->addIncoming(lo, pre);
+    loop_iv_[s.loop] = iv;
+    scopes_.emplace_back();
+    for (const Stmt& c : s.body) stmt(c);
+    for (ValueId id : scopes_.back()) cache_[id] = nullptr;
+    scopes_.pop_back();
+    loop_iv_[s.loop] = nullptr;
+    llvm::Value* next = b.CreateAdd(iv, e_.c64(1), tag + ".next", /*HasNUW=*/true, /*HasNSW=*/true);
+    iv->addIncoming(next, b.GetInsertBlock());
+    b.CreateCondBr(b.CreateICmpSLT(next, hi), body, exit);
+    b.SetInsertPoint(exit);
+  }
+};
+
+}  // namespace
+
+llvm::Function* lower_kernel(Emitter& e, const jit::Kernel& k, const std::string& symbol) {
+  return Lowering(e, k).run(symbol);
+}
+
+}  // namespace kiln::codegen::llvmcg

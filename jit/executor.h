@@ -1,0 +1,19 @@
+// The JIT's entry point: schedule a graph, compile (or find) its kernels,
+// run them on the thread pool, and hand back the roots' buffers.
+#pragma once
+
+#include <vector>
+
+#include "core/node.h"
+
+namespace kiln::jit {
+
+// Whether the JIT can evaluate these roots here (a CPU backend is present and
+// every node is on the CPU); if not, the reference evaluator runs.
+bool can_evaluate(const std::vector<NodePtr>& roots);
+
+// One buffer per root, like reference::evaluate. `interpret` runs the kernels
+// through the IR interpreter instead of compiling them (for tests).
+std::vector<BufferPtr> evaluate(const std::vector<NodePtr>& roots, bool interpret = false);
+
+}  // namespace kiln::jit

@@ -1,0 +1,334 @@
+// The kernel IR interpreter: every value is recomputed per innermost
+// iteration (memoized within it), following kernel_ir.h's semantics with the
+// reference evaluator's own helpers, so it agrees with the reference.
+#include "jit/ir_interpreter.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "core/philox.h"
+#include "core/reference/kernels.h"
+#include "kiln/error.h"
+
+namespace kiln::jit {
+
+namespace {
+
+struct V {
+  double f = 0.0;   // floating dtypes
+  int64_t i = 0;    // integers and bool
+};
+
+// Narrows a freshly computed value to its dtype's range / precision.
+V norm(DType dt, V v) {
+  switch (dt) {
+    case DType::Bool: v.i = v.i != 0; break;
+    case DType::UInt8: v.i = static_cast<uint8_t>(v.i); break;
+    case DType::Int32: v.i = static_cast<int32_t>(static_cast<uint32_t>(v.i)); break;
+    case DType::Int64: break;
+    case DType::Float16: v.f = static_cast<float>(Half(static_cast<float>(v.f))); break;
+    case DType::BFloat16: v.f = static_cast<float>(BFloat16(static_cast<float>(v.f))); break;
+    case DType::Float32: v.f = static_cast<float>(v.f); break;
+    case DType::Float64: break;
+  }
+  return v;
+}
+
+// cast_value's rules between the interpreter's representations.
+V convert(DType from, DType to, V v) {
+  V r;
+  if (is_floating_point(from)) {
+    if (to == DType::Bool) r.i = v.f != 0.0;
+    else if (is_floating_point(to)) r.f = v.f;
+    else r.i = reference::trunc_to_int64(v.f);
+  } else {
+    if (to == DType::Bool) r.i = v.i != 0;
+    else if (is_floating_point(to)) r.f = static_cast<double>(v.i);
+    else r.i = v.i;
+  }
+  // int64 -> float32 rounds once (as static_cast<float>(int64)), not via double.
+  if (!is_floating_point(from) && (to == DType::Float32 || to == DType::Float16 || to == DType::BFloat16))
+    r.f = static_cast<float>(v.i);
+  return norm(to, r);
+}
+
+V read(const char* base, DType dt, int64_t idx) {
+  V v;
+  reference::visit_dtype(dt, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T x = reinterpret_cast<const T*>(base)[idx];
+    if constexpr (reference::kIsFloat<T>) v.f = static_cast<double>(static_cast<reference::compute_t<T>>(x));
+    else v.i = static_cast<int64_t>(x);
+  });
+  return v;
+}
+
+void write(char* base, DType dt, int64_t idx, DType from, V v) {
+  reference::visit_dtype(dt, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T& out = reinterpret_cast<T*>(base)[idx];
+    if (is_floating_point(from)) {
+      if (from == DType::Float64) out = reference::cast_value<T>(v.f);
+      else out = reference::cast_value<T>(static_cast<float>(v.f));
+    } else {
+      out = reference::cast_value<T>(v.i);
+    }
+  });
+}
+
+int64_t int_pow(int64_t base, int64_t exp) {
+  if (exp < 0) return base == 1 ? 1 : base == -1 ? ((exp & 1) ? -1 : 1) : 0;
+  uint64_t r = 1, b = static_cast<uint64_t>(base);
+  for (uint64_t e = static_cast<uint64_t>(exp); e; e >>= 1) {
+    if (e & 1) r *= b;
+    b *= b;
+  }
+  return static_cast<int64_t>(r);
+}
+
+struct Acc {
+  V v;
+  int64_t where = -1;
+};
+
+class Interp {
+ public:
+  Interp(const Kernel& k, char* const* b, const int64_t* p) : k_(k), bufs_(b), params_(p) {
+    loops_.assign(static_cast<size_t>(k.num_loops), 0);
+    memo_.resize(k.values.size());
+    stamp_.assign(k.values.size(), 0);
+    accs_.resize(k.accs.size());
+  }
+
+  void run(const std::vector<Stmt>& body, int64_t begin, int64_t end, bool top) {
+    for (const Stmt& s : body) {
+      switch (s.kind) {
+        case StmtKind::Loop: {
+          int64_t lo = 0, hi = get(s.extent).i;
+          if (top && s.parallel) {
+            lo = begin;
+            hi = std::min(hi, end);
+          }
+          for (int64_t i = lo; i < hi; ++i) {
+            loops_[s.loop] = i;
+            ++gen_;
+            run(s.body, begin, end, false);
+          }
+          ++gen_;
+          break;
+        }
+        case StmtKind::Store: {
+          const BufferArg& b = k_.buffers[s.buffer];
+          write(bufs_[s.buffer], b.dtype, get(s.index).i, k_.values[s.value].dtype, get(s.value));
+          break;
+        }
+        case StmtKind::AccInit: init(s.acc); ++gen_; break;
+        case StmtKind::AccUpdate: update(s); ++gen_; break;
+      }
+    }
+  }
+
+ private:
+  void init(int32_t a) {
+    const Accumulator& acc = k_.accs[a];
+    Acc& x = accs_[a];
+    x.where = -1;
+    x.v = V{};
+    switch (acc.combiner) {
+      case Combiner::Sum: break;
+      case Combiner::Prod: x.v.f = 1.0; x.v.i = 1; break;
+      case Combiner::All: x.v.i = 1; break;
+      case Combiner::Any: x.v.i = 0; break;
+      default: break;  // extremes start empty (where = -1)
+    }
+  }
+
+  void update(const Stmt& s) {
+    const Accumulator& acc = k_.accs[s.acc];
+    Acc& x = accs_[s.acc];
+    V v = get(s.value);
+    const bool fp = is_floating_point(acc.dtype);
+    switch (acc.combiner) {
+      case Combiner::Sum:
+        if (fp) x.v.f += v.f;
+        else x.v.i = static_cast<int64_t>(static_cast<uint64_t>(x.v.i) + static_cast<uint64_t>(v.i));
+        break;
+      case Combiner::Prod:
+        if (fp) x.v.f *= v.f;
+        else x.v.i = static_cast<int64_t>(static_cast<uint64_t>(x.v.i) * static_cast<uint64_t>(v.i));
+        break;
+      case Combiner::All: x.v.i = x.v.i && v.i; break;
+      case Combiner::Any: x.v.i = x.v.i || v.i; break;
+      case Combiner::Max:
+      case Combiner::Min:
+      case Combiner::ArgMax:
+      case Combiner::ArgMin: {
+        const bool is_max = acc.combiner == Combiner::Max || acc.combiner == Combiner::ArgMax;
+        bool take;
+        if (x.where < 0) take = true;
+        else if (fp && std::isnan(x.v.f)) take = false;
+        else if (fp && std::isnan(v.f)) take = true;
+        else if (fp) take = is_max ? v.f > x.v.f : v.f < x.v.f;
+        else take = is_max ? v.i > x.v.i : v.i < x.v.i;
+        if (take) {
+          x.v = v;
+          x.where = s.index >= 0 ? get(s.index).i : 0;
+        }
+        break;
+      }
+    }
+  }
+
+  V get(ValueId id) {
+    if (stamp_[id] == gen_ && gen_ != 0) return memo_[id];
+    V r = compute(k_.values[id]);
+    memo_[id] = r;
+    stamp_[id] = gen_;
+    return r;
+  }
+
+  V compute(const Value& v) {
+    const DType dt = v.dtype;
+    const bool fp = is_floating_point(dt);
+    auto arg = [&](int j) { return get(v.args[j]); };
+    auto argdt = [&](int j) { return k_.values[v.args[j]].dtype; };
+    V r;
+    switch (v.op) {
+      case VOp::LoopIndex: r.i = loops_[v.a]; return r;
+      case VOp::Param:
+        if (dt == DType::Float64) std::memcpy(&r.f, &params_[v.a], sizeof r.f);
+        else r.i = params_[v.a];
+        return r;
+      case VOp::IntConst: r.i = v.i; return r;
+      case VOp::Const:
+        if (fp) r.f = v.f;
+        else r.i = v.i;
+        return norm(dt, r);
+      case VOp::Load: return read(bufs_[v.a], k_.buffers[v.a].dtype, arg(0).i);
+      case VOp::Cast: return convert(argdt(0), dt, arg(0));
+      case VOp::AccRead: {
+        const Acc& a = accs_[v.a];
+        const Combiner c = k_.accs[v.a].combiner;
+        if (c == Combiner::ArgMax || c == Combiner::ArgMin) r.i = a.where;
+        else r = a.v;
+        return r;
+      }
+      case VOp::Philox: {
+        const PhiloxBlock b = philox_element(static_cast<uint64_t>(params_[v.a]),
+                                             static_cast<uint64_t>(params_[v.b]),
+                                             static_cast<uint64_t>(arg(0).i));
+        V x;
+        if (v.random_op == Op::RandInt) {
+          x.i = philox_randint(b, v.i, v.i1);
+          return convert(DType::Int64, dt, x);
+        }
+        if (v.random_op == Op::RandNormal) {
+          x.f = v.f + v.f1 * philox_normal_double(b);
+          return convert(DType::Float64, dt, x);
+        }
+        if (dt == DType::Float64) {
+          x.f = v.f + (v.f1 - v.f) * philox_uniform_double(b);
+          return x;
+        }
+        const float lo = static_cast<float>(v.f), hi = static_cast<float>(v.f1);
+        x.f = lo + (hi - lo) * philox_uniform_float(b);
+        return norm(dt, x);
+      }
+      case VOp::LogicalNot: {
+        V a = arg(0);
+        r.i = is_floating_point(argdt(0)) ? a.f == 0.0 : a.i == 0;
+        return r;
+      }
+      case VOp::Eq: case VOp::Ne: case VOp::Lt: case VOp::Le: case VOp::Gt: case VOp::Ge: {
+        V a = arg(0), b = arg(1);
+        bool f = is_floating_point(argdt(0));
+        auto cmp = [&](auto x, auto y) {
+          switch (v.op) {
+            case VOp::Eq: return x == y;
+            case VOp::Ne: return x != y;
+            case VOp::Lt: return x < y;
+            case VOp::Le: return x <= y;
+            case VOp::Gt: return x > y;
+            default: return x >= y;
+          }
+        };
+        r.i = f ? cmp(a.f, b.f) : cmp(a.i, b.i);
+        return r;
+      }
+      case VOp::Where: return arg(0).i ? arg(1) : arg(2);
+      default: break;
+    }
+    // Arithmetic in the dtype's compute type.
+    if (fp) {
+      const bool dbl = dt == DType::Float64;
+      auto F = [&](double x) { return dbl ? x : static_cast<double>(static_cast<float>(x)); };
+      double a = arg(0).f;
+      double b = v.args[1] >= 0 ? arg(1).f : 0.0;
+      float af = static_cast<float>(a), bf = static_cast<float>(b);
+      double x = 0;
+      switch (v.op) {
+        case VOp::Add: x = dbl ? a + b : af + bf; break;
+        case VOp::Sub: x = dbl ? a - b : af - bf; break;
+        case VOp::Mul: x = dbl ? a * b : af * bf; break;
+        case VOp::Div: x = dbl ? a / b : af / bf; break;
+        case VOp::Pow: x = dbl ? std::pow(a, b) : std::pow(af, bf); break;
+        // The reference's formulas: NaN propagates, and on ties (+0, -0) the
+        // second operand wins.
+        case VOp::Max: x = std::isnan(a) ? a : std::isnan(b) ? b : a > b ? a : b; break;
+        case VOp::Min: x = std::isnan(a) ? a : std::isnan(b) ? b : a < b ? a : b; break;
+        case VOp::Neg: x = -a; break;
+        case VOp::Abs: x = std::fabs(a); break;
+        case VOp::Exp: x = dbl ? std::exp(a) : std::exp(af); break;
+        case VOp::Log: x = dbl ? std::log(a) : std::log(af); break;
+        case VOp::Sqrt: x = dbl ? std::sqrt(a) : std::sqrt(af); break;
+        case VOp::Rsqrt: x = dbl ? 1.0 / std::sqrt(a) : 1.0f / std::sqrt(af); break;
+        case VOp::Sin: x = dbl ? std::sin(a) : std::sin(af); break;
+        case VOp::Cos: x = dbl ? std::cos(a) : std::cos(af); break;
+        case VOp::Tanh: x = dbl ? std::tanh(a) : std::tanh(af); break;
+        case VOp::Sigmoid: x = dbl ? 1.0 / (1.0 + std::exp(-a)) : 1.0f / (1.0f + std::exp(-af)); break;
+        case VOp::Relu: x = std::isnan(a) ? a : (a > 0 ? a : 0.0); break;
+        default: KILN_INTERNAL_ASSERT(false, "interpreter: ", vop_name(v.op), " on ", dt);
+      }
+      r.f = F(x);
+      return norm(dt, r);
+    }
+    const uint64_t a = static_cast<uint64_t>(arg(0).i);
+    const uint64_t b = v.args[1] >= 0 ? static_cast<uint64_t>(arg(1).i) : 0;
+    const int64_t sa = static_cast<int64_t>(a), sb = static_cast<int64_t>(b);
+    switch (v.op) {
+      case VOp::Add: r.i = static_cast<int64_t>(a + b); break;
+      case VOp::Sub: r.i = static_cast<int64_t>(a - b); break;
+      case VOp::Mul: r.i = static_cast<int64_t>(a * b); break;
+      case VOp::Div: r.i = sb == 0 ? 0 : sa / sb; break;
+      case VOp::Mod: r.i = sb == 0 ? 0 : sa % sb; break;
+      case VOp::Pow: r.i = int_pow(sa, sb); break;
+      case VOp::Max: r.i = std::max(sa, sb); break;
+      case VOp::Min: r.i = std::min(sa, sb); break;
+      case VOp::Neg: r.i = static_cast<int64_t>(0 - a); break;
+      case VOp::Abs: r.i = sa < 0 ? static_cast<int64_t>(0 - a) : sa; break;
+      case VOp::Relu: r.i = sa > 0 ? sa : 0; break;
+      default: KILN_INTERNAL_ASSERT(false, "interpreter: ", vop_name(v.op), " on ", dt);
+    }
+    return norm(dt, r);
+  }
+
+  const Kernel& k_;
+  char* const* bufs_;
+  const int64_t* params_;
+  std::vector<int64_t> loops_;
+  std::vector<V> memo_;
+  std::vector<uint64_t> stamp_;
+  uint64_t gen_ = 1;
+  std::vector<Acc> accs_;
+};
+
+}  // namespace
+
+void interpret(const Kernel& k, char* const* buffers, const int64_t* params, int64_t begin,
+               int64_t end) {
+  Interp(k, buffers, params).run(k.body, begin, end, true);
+}
+
+}  // namespace kiln::jit

@@ -1,0 +1,168 @@
+// Kernel IR: names, the structural key the compile cache uses, and the
+// readable text form (KILN_DUMP=kernel-ir).
+#include "jit/kernel_ir.h"
+
+#include <cstring>
+#include <sstream>
+
+namespace kiln::jit {
+
+const char* vop_name(VOp op) {
+  switch (op) {
+    case VOp::LoopIndex: return "loop";
+    case VOp::Param: return "param";
+    case VOp::IntConst: return "int";
+    case VOp::Const: return "const";
+    case VOp::Load: return "load";
+    case VOp::Add: return "add";
+    case VOp::Sub: return "sub";
+    case VOp::Mul: return "mul";
+    case VOp::Div: return "div";
+    case VOp::Mod: return "mod";
+    case VOp::Pow: return "pow";
+    case VOp::Max: return "max";
+    case VOp::Min: return "min";
+    case VOp::Neg: return "neg";
+    case VOp::Abs: return "abs";
+    case VOp::Exp: return "exp";
+    case VOp::Log: return "log";
+    case VOp::Sqrt: return "sqrt";
+    case VOp::Rsqrt: return "rsqrt";
+    case VOp::Sin: return "sin";
+    case VOp::Cos: return "cos";
+    case VOp::Tanh: return "tanh";
+    case VOp::Sigmoid: return "sigmoid";
+    case VOp::Relu: return "relu";
+    case VOp::LogicalNot: return "not";
+    case VOp::Eq: return "eq";
+    case VOp::Ne: return "ne";
+    case VOp::Lt: return "lt";
+    case VOp::Le: return "le";
+    case VOp::Gt: return "gt";
+    case VOp::Ge: return "ge";
+    case VOp::Where: return "where";
+    case VOp::Cast: return "cast";
+    case VOp::Philox: return "philox";
+    case VOp::AccRead: return "acc";
+  }
+  return "?";
+}
+
+const char* combiner_name(Combiner c) {
+  switch (c) {
+    case Combiner::Sum: return "sum";
+    case Combiner::Prod: return "prod";
+    case Combiner::Max: return "max";
+    case Combiner::Min: return "min";
+    case Combiner::ArgMax: return "argmax";
+    case Combiner::ArgMin: return "argmin";
+    case Combiner::All: return "all";
+    case Combiner::Any: return "any";
+  }
+  return "?";
+}
+
+namespace {
+void key_stmts(std::ostringstream& os, const std::vector<Stmt>& body) {
+  for (const Stmt& s : body) {
+    os << 'S' << static_cast<int>(s.kind) << ',' << s.loop << ',' << s.extent << ','
+       << s.parallel << ',' << s.buffer << ',' << s.index << ',' << s.value << ',' << s.acc;
+    if (!s.body.empty()) {
+      os << '{';
+      key_stmts(os, s.body);
+      os << '}';
+    }
+    os << ';';
+  }
+}
+
+std::string value_text(const Kernel& k, ValueId id) {
+  const Value& v = k.values[id];
+  std::ostringstream os;
+  os << vop_name(v.op);
+  switch (v.op) {
+    case VOp::LoopIndex: os << ' ' << 'i' << v.a; break;
+    case VOp::Param: os << " p" << v.a; break;
+    case VOp::IntConst: os << ' ' << v.i; break;
+    case VOp::Const:
+      if (is_floating_point(v.dtype)) os << ' ' << v.f;
+      else os << ' ' << v.i;
+      break;
+    case VOp::Load: os << " buf" << v.a << "[v" << v.args[0] << ']'; break;
+    case VOp::Philox:
+      os << ' ' << op_name(v.random_op) << " seed=p" << v.a << " offset=p" << v.b << " at v"
+         << v.args[0];
+      break;
+    case VOp::AccRead: os << " a" << v.a; break;
+    default:
+      for (ValueId a : v.args)
+        if (a >= 0) os << " v" << a;
+  }
+  return os.str();
+}
+
+void text_stmts(std::ostringstream& os, const Kernel& k, const std::vector<Stmt>& body, int indent) {
+  std::string pad(static_cast<size_t>(indent) * 2, ' ');
+  for (const Stmt& s : body) {
+    switch (s.kind) {
+      case StmtKind::Loop:
+        os << pad << (s.parallel ? "parallel " : "") << "for i" << s.loop << " in 0..v"
+           << s.extent << ":\n";
+        text_stmts(os, k, s.body, indent + 1);
+        break;
+      case StmtKind::Store:
+        os << pad << "buf" << s.buffer << "[v" << s.index << "] = v" << s.value << '\n';
+        break;
+      case StmtKind::AccInit:
+        os << pad << 'a' << s.acc << " = " << combiner_name(k.accs[s.acc].combiner)
+           << ".identity\n";
+        break;
+      case StmtKind::AccUpdate:
+        os << pad << 'a' << s.acc << " = " << combiner_name(k.accs[s.acc].combiner) << "(a"
+           << s.acc << ", v" << s.value;
+        if (s.index >= 0) os << " @ v" << s.index;
+        os << ")\n";
+        break;
+    }
+  }
+}
+}  // namespace
+
+std::string Kernel::key() const {
+  std::ostringstream os;
+  os << "B";
+  for (const BufferArg& b : buffers) os << static_cast<int>(b.dtype) << (b.output ? 'o' : 'i');
+  os << "P" << num_params << "L" << num_loops << "V";
+  for (const Value& v : values) {
+    uint64_t fb, fb1;
+    std::memcpy(&fb, &v.f, 8);
+    std::memcpy(&fb1, &v.f1, 8);
+    os << static_cast<int>(v.op) << ':' << static_cast<int>(v.dtype) << ':' << v.a << ':' << v.b
+       << ':' << v.args[0] << ':' << v.args[1] << ':' << v.args[2] << ':' << v.i << ':' << v.i1
+       << ':' << fb << ':' << fb1 << ':' << static_cast<int>(v.random_op) << ';';
+  }
+  os << "A";
+  for (const Accumulator& a : accs) os << static_cast<int>(a.combiner) << ':' << static_cast<int>(a.dtype) << ';';
+  os << "S";
+  key_stmts(os, body);
+  return os.str();
+}
+
+std::string Kernel::to_string() const {
+  std::ostringstream os;
+  os << "kernel " << name << '(';
+  for (size_t i = 0; i < buffers.size(); ++i)
+    os << (i ? ", " : "") << (buffers[i].output ? "out " : "in ") << "buf" << i << ':'
+       << dtype_name(buffers[i].dtype).substr(6);
+  os << "; " << num_params << " params)\n";
+  for (size_t i = 0; i < values.size(); ++i)
+    os << "  v" << i << ": " << dtype_name(values[i].dtype).substr(6) << " = "
+       << value_text(*this, static_cast<ValueId>(i)) << '\n';
+  for (size_t i = 0; i < accs.size(); ++i)
+    os << "  a" << i << ": " << combiner_name(accs[i].combiner) << " in "
+       << dtype_name(accs[i].dtype).substr(6) << '\n';
+  text_stmts(os, *this, body, 1);
+  return os.str();
+}
+
+}  // namespace kiln::jit

@@ -1,0 +1,153 @@
+// The kernel IR: what the scheduler lowers each fused group of graph nodes
+// to, and what every backend (LLVM for the CPU, CUDA C later) renders. It is
+// small and C-like: nested loops over an iteration space whose extents are
+// runtime parameters (so a new shape never recompiles), loads through int64
+// index expressions, a DAG of scalar values, accumulators for reductions, and
+// stores.
+//
+// Every compiled kernel has one signature, whatever the backend:
+//
+//   void kernel(char* const* buffers, const int64_t* params, int64_t begin, int64_t end);
+//
+//   buffers  one pointer per Kernel::buffers entry (element 0 of that buffer)
+//   params   Kernel::num_params runtime int64 values (sizes, strides, offsets,
+//            seeds); their meaning is the scheduler's business, not the backend's
+//   [begin, end)  the part of the top-level parallel loop this call runs; the
+//            runtime splits that loop's extent across threads
+//
+// Value semantics (the backend must follow them so that kernels agree with the
+// reference evaluator, core/reference/kernels.h):
+//   * Every Value has a semantic dtype. Bool is i1; UInt8, Int32 and Int64 are
+//     computed in int64 and every op producing UInt8/Int32 wraps its result to
+//     that width (zext of the low 8 bits, sext of the low 32 bits); Float16 and
+//     BFloat16 are computed in float32 and every op producing them rounds the
+//     result to that precision (round to nearest even) and widens it back;
+//     Float32 is f32, Float64 is f64. Index values (LoopIndex, Param, IntConst
+//     and the arithmetic on them) are Int64.
+//   * Load reads element `index` of a buffer of the buffer's dtype and widens
+//     it as above. Store narrows a value to the buffer's dtype with the
+//     reference's cast rules (cast_value): float -> integer truncates toward
+//     zero (NaN and out-of-range give INT64_MIN before wrapping), anything ->
+//     bool is != 0 (NaN -> true), to float16/bfloat16 rounds to nearest even.
+//   * Arithmetic follows core/reference: Div on floats only; integer Div/Mod
+//     appear only on non-negative index values (C semantics); Pow on integers
+//     is repeated squaring with the reference's rule for negative exponents;
+//     Max/Min propagate NaN; Relu(x) = x > 0 ? x : 0 with NaN propagated;
+//     Sigmoid = 1 / (1 + exp(-x)); comparisons give Bool (false with NaN,
+//     except Ne). Cast converts with cast_value's rules.
+//   * Philox: element `args[0]` (Int64 counter index) of a random node whose
+//     seed and offset are params a and b (Int64 bit patterns of uint64):
+//     the value is the one core/philox.h defines for the node's op
+//     (philox_uniform_float / _double, philox_normal_double, philox_randint)
+//     with reals f0/f1 (low/high or mean/std) or ints i0/i1 (low/high for
+//     RandInt), converted to the Value's dtype.
+//   * Values are pure: a backend may compute one once per iteration of the
+//     innermost loop enclosing every loop it depends on, or at each use.
+//
+// Accumulators: Stmt::AccInit sets an accumulator to its combiner's identity,
+// Stmt::AccUpdate folds a value in, Value AccRead reads it. Sum and Prod
+// accumulate in Accumulator::dtype (Float64 for floating inputs, Int64 for
+// integers, as the reference); Max/Min keep NaN once seen; ArgMax/ArgMin keep
+// the first index of the extreme (a NaN counts as the extreme), reading back
+// the Int64 index; All/Any give Bool.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/op.h"
+#include "kiln/dtype.h"
+
+namespace kiln::jit {
+
+using ValueId = int32_t;
+
+enum class VOp : uint8_t {
+  // index arithmetic and constants
+  LoopIndex,  // a = loop id: the current value of that loop's variable (Int64)
+  Param,      // a = params slot: Int64, or with dtype Float64 the slot's 64 bits read as a double
+  IntConst,   // i (Int64)
+  Const,      // a scalar of `dtype`: f for floating dtypes, i for integers and bool
+  // memory
+  Load,       // a = buffer slot, args[0] = element index (Int64)
+  // elementwise math; operand dtypes equal the result dtype unless stated
+  Add, Sub, Mul, Div, Mod, Pow, Max, Min,
+  Neg, Abs, Exp, Log, Sqrt, Rsqrt, Sin, Cos, Tanh, Sigmoid, Relu,
+  LogicalNot,          // any operand dtype -> Bool
+  Eq, Ne, Lt, Le, Gt, Ge,  // operands of one dtype -> Bool
+  Where,               // args {cond (Bool), a, b}
+  Cast,                // args[0] converted to `dtype`
+  Philox,              // see above: op = which random op, a/b = seed/offset params
+  AccRead,             // a = accumulator id
+};
+
+struct Value {
+  VOp op;
+  DType dtype;
+  int32_t a = 0, b = 0;
+  ValueId args[3] = {-1, -1, -1};
+  int64_t i = 0, i1 = 0;
+  double f = 0.0, f1 = 0.0;
+  Op random_op = Op::RandUniform;  // VOp::Philox only
+};
+
+enum class Combiner : uint8_t { Sum, Prod, Max, Min, ArgMax, ArgMin, All, Any };
+
+struct Accumulator {
+  Combiner combiner;
+  DType dtype;  // the accumulation type (Sum/Prod) or the value type (Max/Min/Arg*)
+};
+
+enum class StmtKind : uint8_t { Loop, Store, AccInit, AccUpdate };
+
+struct Stmt {
+  StmtKind kind;
+  // Loop: for (var[a] = 0; var < value(extent); ++var) body. `parallel` marks
+  // the top-level loop whose [begin, end) slice each call runs.
+  int32_t loop = -1;
+  ValueId extent = -1;
+  bool parallel = false;
+  std::vector<Stmt> body = {};
+  // Store: buffers[buffer][value(index)] = value(value)
+  int32_t buffer = -1;
+  ValueId index = -1;
+  ValueId value = -1;
+  // AccInit / AccUpdate: acc; AccUpdate folds value (and, for ArgMax/ArgMin,
+  // the candidate position `index`) into it.
+  int32_t acc = -1;
+};
+
+struct BufferArg {
+  DType dtype;
+  bool output;
+};
+
+struct Kernel {
+  std::string name;              // readable, e.g. "k3_add_mul_sum"
+  std::vector<BufferArg> buffers;
+  int32_t num_params = 0;
+  int32_t num_loops = 0;
+  std::vector<Value> values;
+  std::vector<Accumulator> accs;
+  std::vector<Stmt> body;
+
+  // Builders: append and return the id.
+  ValueId add(Value v) {
+    values.push_back(v);
+    return static_cast<ValueId>(values.size() - 1);
+  }
+  // A structural key (everything but the name): equal keys compile to the
+  // same code, so the kernel cache is keyed by it.
+  std::string key() const;
+  // The IR as readable text (KILN_DUMP=kernel-ir).
+  std::string to_string() const;
+};
+
+// Signature of every compiled kernel.
+using KernelFn = void (*)(char* const* buffers, const int64_t* params, int64_t begin, int64_t end);
+
+const char* vop_name(VOp op);
+const char* combiner_name(Combiner c);
+
+}  // namespace kiln::jit

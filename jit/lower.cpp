@@ -1,0 +1,694 @@
+// Lowering a materialized node to kernel IR.
+//
+// A value is built by `value(node, idx)`: node's value at the multi-index idx
+// (Values of the loop variables), expanded recursively through every node
+// computed inline. Elementwise nodes pass idx to their inputs (all inputs have
+// the output's shape); views map idx to their input's index (broadcasts and
+// reshapes exactly, anything else through the flat position); stored nodes
+// are loaded. Sizes and strides are runtime params, never constants, so a
+// kernel serves every shape of its structure. Values are hash-consed, so a
+// node read twice at the same index is computed once.
+//
+// Reductions run inside a "row kernel": outer loops over the dims a reduction
+// keeps, then one loop nest per reduction over the dims it reduces (each
+// folding its input into an accumulator), then the output's own store. Every
+// reduction in a kernel must reduce the same dims of the same shape and be
+// read at the current row; otherwise lowering throws NeedMaterialize and the
+// scheduler stores it instead.
+#include "jit/lower.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <unordered_map>
+
+#include "core/tensor_impl.h"
+#include "jit/schedule.h"
+#include "kiln/error.h"
+
+namespace kiln::jit {
+
+namespace {
+
+using Idx = std::vector<ValueId>;
+
+enum ParamTag : int { kSize, kStride, kViewStride, kViewOffset, kSeed, kOffset, kCatOffset };
+
+class Lowerer {
+ public:
+  Lowerer(const Node& root, const NodeSet& mat) : root_(root), mat_(mat) { roots_.insert(&root); }
+  Lowerer(const std::vector<const Node*>& group, const NodeSet& mat)
+      : root_(*group.front()), mat_(mat), roots_(group.begin(), group.end()) {}
+
+  Lowered finish(ValueId /*unused*/ = -1) {
+    Lowered r;
+    r.kernel = std::move(k_);
+    r.params = std::move(params_);
+    r.inputs = std::move(inputs_);
+    r.parallel_extent = parallel_extent_;
+    return r;
+  }
+
+  // ---- value construction (hash-consed) ----
+  ValueId add(const Value& v) {
+    std::string key;
+    key.reserve(64);
+    auto put = [&key](const void* p, size_t n) { key.append(static_cast<const char*>(p), n); };
+    put(&v.op, 1);
+    put(&v.dtype, 1);
+    put(&v.a, 4);
+    put(&v.b, 4);
+    put(v.args, 12);
+    put(&v.i, 8);
+    put(&v.i1, 8);
+    put(&v.f, 8);
+    put(&v.f1, 8);
+    put(&v.random_op, 1);
+    auto it = cons_.find(key);
+    if (it != cons_.end()) return it->second;
+    ValueId id = k_.add(v);
+    cons_.emplace(std::move(key), id);
+    return id;
+  }
+  const Value& val(ValueId id) const { return k_.values[id]; }
+  bool is_int(ValueId id, int64_t c) const {
+    return val(id).op == VOp::IntConst && val(id).i == c;
+  }
+
+  ValueId iconst(int64_t c) {
+    Value v{VOp::IntConst, DType::Int64};
+    v.i = c;
+    return add(v);
+  }
+  ValueId param(const Node* n, int tag, int64_t k, int64_t value) {
+    auto key = std::make_tuple(n, tag, k);
+    auto it = param_slots_.find(key);
+    if (it != param_slots_.end()) return it->second;
+    Value v{VOp::Param, DType::Int64};
+    v.a = static_cast<int32_t>(params_.size());
+    params_.push_back(value);
+    k_.num_params = static_cast<int32_t>(params_.size());
+    ValueId id = add(v);
+    param_slots_.emplace(key, id);
+    return id;
+  }
+  ValueId op2(VOp op, DType dt, ValueId a, ValueId b) {
+    Value v{op, dt};
+    v.args[0] = a;
+    v.args[1] = b;
+    return add(v);
+  }
+  ValueId op1(VOp op, DType dt, ValueId a) {
+    Value v{op, dt};
+    v.args[0] = a;
+    return add(v);
+  }
+  // Index arithmetic with the obvious folds.
+  ValueId iadd(ValueId a, ValueId b) {
+    if (is_int(a, 0)) return b;
+    if (is_int(b, 0)) return a;
+    if (val(a).op == VOp::IntConst && val(b).op == VOp::IntConst) return iconst(val(a).i + val(b).i);
+    return op2(VOp::Add, DType::Int64, a, b);
+  }
+  ValueId imul(ValueId a, ValueId b) {
+    if (is_int(a, 0) || is_int(b, 0)) return iconst(0);
+    if (is_int(a, 1)) return b;
+    if (is_int(b, 1)) return a;
+    if (val(a).op == VOp::IntConst && val(b).op == VOp::IntConst) return iconst(val(a).i * val(b).i);
+    return op2(VOp::Mul, DType::Int64, a, b);
+  }
+  ValueId idiv(ValueId a, ValueId b) {
+    if (is_int(b, 1) || is_int(a, 0)) return a;
+    return op2(VOp::Div, DType::Int64, a, b);
+  }
+  ValueId imod(ValueId a, ValueId b) {
+    if (is_int(b, 1) || is_int(a, 0)) return iconst(0);
+    return op2(VOp::Mod, DType::Int64, a, b);
+  }
+  ValueId cast(ValueId a, DType dt) {
+    if (val(a).dtype == dt) return a;
+    return op1(VOp::Cast, dt, a);
+  }
+  ValueId loop_var(int32_t loop) {
+    Value v{VOp::LoopIndex, DType::Int64};
+    v.a = loop;
+    return add(v);
+  }
+  int32_t new_loop() { return k_.num_loops++; }
+
+  // ---- shapes as params ----
+  ValueId size_of(const Node* n, int64_t d) {
+    // A size-1 dim is structural (broadcasting depends on it), so it is a constant.
+    if (n->shape[d] == 1) return iconst(1);
+    return param(n, kSize, d, n->shape[d]);
+  }
+  // Row-major flat position of idx in n's shape.
+  ValueId ravel(const Node* n, const Idx& idx) {
+    ValueId flat = iconst(0);
+    for (size_t d = 0; d < idx.size(); ++d) flat = iadd(imul(flat, size_of(n, static_cast<int64_t>(d))), idx[d]);
+    return flat;
+  }
+  Idx unravel(const Node* n, ValueId flat) {
+    Idx idx(n->shape.size());
+    for (size_t d = n->shape.size(); d-- > 0;) {
+      ValueId s = size_of(n, static_cast<int64_t>(d));
+      idx[d] = d == 0 ? flat : imod(flat, s);
+      flat = idiv(flat, s);
+    }
+    return idx;
+  }
+
+  ValueId load(const Node* n, ValueId flat) {
+    auto it = slots_.find(n);
+    int32_t slot;
+    if (it == slots_.end()) {
+      slot = static_cast<int32_t>(inputs_.size());
+      inputs_.push_back(n);
+      k_.buffers.push_back({n->dtype, false});
+      slots_.emplace(n, slot);
+    } else {
+      slot = it->second;
+    }
+    Value v{VOp::Load, n->dtype};
+    v.a = slot;
+    v.args[0] = flat;
+    return add(v);
+  }
+
+  bool stored(const Node* n) const {
+    return !roots_.count(n) && (has_value(*n) || mat_.count(n) > 0);
+  }
+
+  // ---- the value of node n at idx ----
+  ValueId value(const Node* n, const Idx& idx) {
+    auto key = std::make_pair(n, idx);
+    auto it = memo_.find(key);
+    if (it != memo_.end()) return it->second;
+    ValueId r = compute(n, idx);
+    memo_.emplace(std::move(key), r);
+    return r;
+  }
+
+  ValueId compute(const Node* n, const Idx& idx) {
+    if (stored(n)) return load(n, ravel(n, idx));
+    const DType dt = n->dtype;
+    switch (n->op) {
+      case Op::Buffer:
+        return load(n, ravel(n, idx));  // the root is never a Buffer
+      case Op::Full: {
+        if (n->attrs.ints.size() > 1 && n->attrs.ints[1] == 1) {  // a runtime value
+          if (!is_floating_point(dt)) return cast(param(n, kSize, 0, n->attrs.ints[0]), dt);
+          int64_t bits;
+          std::memcpy(&bits, &n->attrs.reals[0], sizeof bits);
+          ValueId p = param(n, kSize, 0, bits);
+          Value f{VOp::Param, DType::Float64};
+          f.a = val(p).a;
+          return cast(add(f), dt);
+        }
+        Value v{VOp::Const, dt};
+        if (is_floating_point(dt)) v.f = n->attrs.reals[0];
+        else v.i = n->attrs.ints[0];
+        return add(v);
+      }
+      case Op::Arange: {
+        ValueId flat = ravel(n, idx);
+        if (is_floating_point(dt)) {
+          Value s{VOp::Const, DType::Float64}, st{VOp::Const, DType::Float64};
+          s.f = n->attrs.reals[0];
+          st.f = n->attrs.reals[1];
+          return cast(op2(VOp::Add, DType::Float64, add(s),
+                          op2(VOp::Mul, DType::Float64, cast(flat, DType::Float64), add(st))), dt);
+        }
+        return cast(iadd(iconst(n->attrs.ints[0]), imul(flat, iconst(n->attrs.ints[1]))), dt);
+      }
+      case Op::Linspace: return linspace(n, idx);
+      case Op::Eye: return cast(op2(VOp::Eq, DType::Bool, idx[0], idx[1]), dt);
+      case Op::RandUniform:
+      case Op::RandNormal:
+      case Op::RandInt: {
+        Value v{VOp::Philox, dt};
+        v.random_op = n->op;
+        v.a = val(param(n, kSeed, 0, n->attrs.ints[0])).a;
+        v.b = val(param(n, kOffset, 0, n->attrs.ints[1])).a;
+        v.args[0] = ravel(n, idx);
+        if (n->op == Op::RandInt) {
+          v.i = n->attrs.ints[2];
+          v.i1 = n->attrs.ints[3];
+        } else {
+          v.f = n->attrs.reals[0];
+          v.f1 = n->attrs.reals[1];
+        }
+        return add(v);
+      }
+      case Op::Cast: return cast(value(n->inputs[0].get(), idx), dt);
+      case Op::ToDevice: return value(n->inputs[0].get(), idx);
+      case Op::Neg: return unary(VOp::Neg, n, idx);
+      case Op::Exp: return unary(VOp::Exp, n, idx);
+      case Op::Log: return unary(VOp::Log, n, idx);
+      case Op::Sqrt: return unary(VOp::Sqrt, n, idx);
+      case Op::Rsqrt: return unary(VOp::Rsqrt, n, idx);
+      case Op::Abs: return unary(VOp::Abs, n, idx);
+      case Op::Sin: return unary(VOp::Sin, n, idx);
+      case Op::Cos: return unary(VOp::Cos, n, idx);
+      case Op::Tanh: return unary(VOp::Tanh, n, idx);
+      case Op::Sigmoid: return unary(VOp::Sigmoid, n, idx);
+      case Op::Relu: return unary(VOp::Relu, n, idx);
+      case Op::LogicalNot: return unary(VOp::LogicalNot, n, idx);
+      case Op::Add: return binary(VOp::Add, n, idx);
+      case Op::Sub: return binary(VOp::Sub, n, idx);
+      case Op::Mul: return binary(VOp::Mul, n, idx);
+      case Op::Div: return binary(VOp::Div, n, idx);
+      case Op::Pow: return binary(VOp::Pow, n, idx);
+      case Op::Maximum: return binary(VOp::Max, n, idx);
+      case Op::Minimum: return binary(VOp::Min, n, idx);
+      case Op::Eq: return binary(VOp::Eq, n, idx);
+      case Op::Ne: return binary(VOp::Ne, n, idx);
+      case Op::Lt: return binary(VOp::Lt, n, idx);
+      case Op::Le: return binary(VOp::Le, n, idx);
+      case Op::Gt: return binary(VOp::Gt, n, idx);
+      case Op::Ge: return binary(VOp::Ge, n, idx);
+      case Op::Where: {
+        Value v{VOp::Where, dt};
+        for (int j = 0; j < 3; ++j) v.args[j] = value(n->inputs[j].get(), idx);
+        return add(v);
+      }
+      case Op::AsStrided: return view(n, idx);
+      case Op::Sum:
+      case Op::Prod:
+      case Op::Max:
+      case Op::Min:
+      case Op::ArgMax:
+      case Op::ArgMin:
+      case Op::All:
+      case Op::Any: return reduction(n, idx);
+      case Op::Assign:
+      case Op::Matmul:
+      case Op::Cat:
+        break;
+    }
+    KILN_INTERNAL_ASSERT(false, "op ", op_name(n->op), " cannot be computed inline");
+    return -1;
+  }
+
+  ValueId unary(VOp op, const Node* n, const Idx& idx) {
+    return op1(op, n->dtype, value(n->inputs[0].get(), idx));
+  }
+  ValueId binary(VOp op, const Node* n, const Idx& idx) {
+    return op2(op, n->dtype, value(n->inputs[0].get(), idx), value(n->inputs[1].get(), idx));
+  }
+
+  ValueId linspace(const Node* n, const Idx& idx) {
+    const DType dt = n->dtype;
+    const DType L = (dt == DType::Float32 || dt == DType::Float16 || dt == DType::BFloat16)
+                        ? DType::Float32 : DType::Float64;
+    auto lconst = [&](double x) {
+      Value v{VOp::Const, dt};  // first converted to the dtype, as the reference
+      if (is_floating_point(dt)) v.f = x;
+      else v.i = static_cast<int64_t>(x);
+      return cast(add(v), L);
+    };
+    ValueId start = lconst(n->attrs.reals[0]), end = lconst(n->attrs.reals[1]);
+    ValueId i = idx[0];
+    ValueId steps = size_of(n, 0);
+    ValueId steps_m1 = op2(VOp::Sub, DType::Int64, steps, iconst(1));
+    // steps == 1 gives step = x/0, but then i = 0 < halfway is false and
+    // end - step*0 would be NaN-free only if finite: select start explicitly.
+    ValueId step = op2(VOp::Div, L, op2(VOp::Sub, L, end, start), cast(steps_m1, L));
+    ValueId halfway = op2(VOp::Div, DType::Int64, steps, iconst(2));
+    ValueId lo = op2(VOp::Add, L, start, op2(VOp::Mul, L, step, cast(i, L)));
+    ValueId hi = op2(VOp::Sub, L, end,
+                     op2(VOp::Mul, L, step, cast(op2(VOp::Sub, DType::Int64, steps_m1, i), L)));
+    Value w{VOp::Where, L};
+    w.args[0] = op2(VOp::Lt, DType::Bool, i, halfway);
+    w.args[1] = lo;
+    w.args[2] = hi;
+    Value one{VOp::Where, L};
+    one.args[0] = op2(VOp::Eq, DType::Bool, steps, iconst(1));
+    one.args[1] = start;
+    one.args[2] = add(w);
+    return cast(add(one), dt);
+  }
+
+  // ---- views ----
+  ValueId view(const Node* n, const Idx& idx) {
+    const Node* x = n->inputs[0].get();
+    const auto& a = n->attrs.ints;  // {offset, strides...}
+    const int64_t rank = n->rank(), xr = x->rank();
+    const Shape xs = contiguous_strides(x->shape);
+    // Broadcast pattern: trailing dims map 1:1 (or to 0 where x has size 1).
+    if (a[0] == 0 && xr <= rank) {
+      const int64_t lead = rank - xr;
+      bool ok = true;
+      for (int64_t d = 0; d < rank && ok; ++d) {
+        int64_t st = a[1 + d];
+        if (d < lead) ok = st == 0;
+        else {
+          int64_t xd = d - lead;
+          ok = (st == 0 && x->shape[xd] == 1) ||
+               (x->shape[xd] == n->shape[d] && (st == xs[xd] || n->shape[d] == 1));
+        }
+      }
+      if (ok) {
+        Idx xi(static_cast<size_t>(xr));
+        for (int64_t d = 0; d < xr; ++d)
+          xi[d] = x->shape[d] == 1 ? iconst(0) : idx[d + lead];
+        return value(x, xi);
+      }
+    }
+    // Reshape that only adds or drops size-1 dims.
+    if (a[0] == 0 && n->numel() == x->numel() && Shape(a.begin() + 1, a.end()) == contiguous_strides(n->shape)) {
+      Shape ns, xs1;
+      for (int64_t s : n->shape) if (s != 1) ns.push_back(s);
+      for (int64_t s : x->shape) if (s != 1) xs1.push_back(s);
+      if (ns == xs1) {
+        Idx kept;
+        for (int64_t d = 0; d < rank; ++d) if (n->shape[d] != 1) kept.push_back(idx[d]);
+        Idx xi;
+        size_t j = 0;
+        for (int64_t d = 0; d < xr; ++d) xi.push_back(x->shape[d] != 1 ? kept[j++] : iconst(0));
+        return value(x, xi);
+      }
+    }
+    // General: the flat position in x's row-major layout.
+    ValueId flat = a[0] == 0 ? iconst(0) : param(n, kViewOffset, 0, a[0]);
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t st = a[1 + d];
+      ValueId sv = st == 0 ? iconst(0) : (st == 1 && d == rank - 1) ? iconst(1) : param(n, kViewStride, d, st);
+      flat = iadd(flat, imul(idx[d], sv));
+    }
+    if (stored(x)) return load(x, flat);
+    return value(x, unravel(x, flat));
+  }
+
+  // ---- reductions inside a row kernel ----
+  struct Row {
+    bool active = false;
+    Shape full;          // the shape every reduction reduces
+    std::vector<int64_t> dims;
+    Idx outer;           // index over the keepdim shape: outer loop vars, 0 on reduced dims
+    std::vector<Stmt>* body = nullptr;  // where reduction loop nests are appended
+    std::unordered_map<const Node*, int32_t> acc;
+  } row_;
+
+  ValueId reduction(const Node* n, const Idx& idx) {
+    const Node* x = n->inputs[0].get();
+    if (!row_.active) throw NeedMaterialize{n, "a reduction read outside its rows"};
+    if (x->shape != row_.full || n->attrs.ints != row_.dims)
+      throw NeedMaterialize{n, "a reduction over other dims than the kernel's rows"};
+    if (idx != row_.outer) throw NeedMaterialize{n, "a reduction read at another row"};
+    auto found = row_.acc.find(n);
+    if (found != row_.acc.end()) return read_acc(n, found->second);
+
+    Combiner c = Combiner::Sum;
+    DType adt = n->dtype;
+    switch (n->op) {
+      case Op::Sum: c = Combiner::Sum; adt = is_floating_point(x->dtype) ? DType::Float64 : DType::Int64; break;
+      case Op::Prod: c = Combiner::Prod; adt = is_floating_point(x->dtype) ? DType::Float64 : DType::Int64; break;
+      case Op::Max: c = Combiner::Max; adt = x->dtype; break;
+      case Op::Min: c = Combiner::Min; adt = x->dtype; break;
+      case Op::ArgMax: c = Combiner::ArgMax; adt = x->dtype; break;
+      case Op::ArgMin: c = Combiner::ArgMin; adt = x->dtype; break;
+      case Op::All: c = Combiner::All; adt = DType::Bool; break;
+      case Op::Any: c = Combiner::Any; adt = DType::Bool; break;
+      default: KILN_INTERNAL_ASSERT(false, "not a reduction: ", op_name(n->op));
+    }
+    int32_t acc = static_cast<int32_t>(k_.accs.size());
+    k_.accs.push_back({c, adt});
+    Stmt init{StmtKind::AccInit};
+    init.acc = acc;
+
+    // Loop nest over the reduced dims, outermost first.
+    Idx inner = row_.outer;
+    std::vector<int32_t> loops;
+    for (int64_t d : row_.dims) {
+      int32_t l = new_loop();
+      loops.push_back(l);
+      inner[d] = loop_var(l);
+    }
+    ValueId v = value(x, inner);  // may append other reductions' nests first
+    if (c == Combiner::All || c == Combiner::Any) v = cast(v, DType::Bool);
+    else if (c == Combiner::Sum || c == Combiner::Prod) v = cast(v, adt);
+    Stmt upd{StmtKind::AccUpdate};
+    upd.acc = acc;
+    upd.value = v;
+    if (c == Combiner::ArgMax || c == Combiner::ArgMin) upd.index = inner[row_.dims[0]];
+    std::vector<Stmt> body{upd};
+    for (size_t j = loops.size(); j-- > 0;) {
+      Stmt loop{StmtKind::Loop};
+      loop.loop = loops[j];
+      loop.extent = size_of(x, row_.dims[j]);
+      loop.body = std::move(body);
+      body = {std::move(loop)};
+    }
+    row_.body->push_back(init);
+    for (Stmt& s : body) row_.body->push_back(std::move(s));
+    row_.acc.emplace(n, acc);
+    return read_acc(n, acc);
+  }
+
+  ValueId read_acc(const Node* n, int32_t acc) {
+    const Accumulator& a = k_.accs[acc];
+    Value v{VOp::AccRead, (a.combiner == Combiner::ArgMax || a.combiner == Combiner::ArgMin) ? DType::Int64 : a.dtype};
+    v.a = acc;
+    return cast(add(v), n->dtype);
+  }
+
+  // ---- kernel structures ----
+  // Finds the reductions computed inline below n (not crossing stored nodes).
+  void find_reductions(const Node* n, std::vector<const Node*>& out, NodeSet& seen) {
+    if (!seen.insert(n).second || stored(n)) return;
+    if (is_reduction(n->op)) out.push_back(n);
+    for (const auto& in : n->inputs) find_reductions(in.get(), out, seen);
+  }
+
+  // Wraps `body` in loops over `dims` of `n`'s shape (outermost parallel).
+  // Returns the index over n's shape; `inner` receives the innermost body.
+  std::vector<Stmt>* open_loops(const Node* n, const std::vector<int64_t>& dims, Idx& idx,
+                                std::vector<Stmt>& top, bool parallel_first) {
+    std::vector<Stmt>* cur = &top;
+    bool first = parallel_first;
+    for (int64_t d : dims) {
+      int32_t l = new_loop();
+      Stmt loop{StmtKind::Loop};
+      loop.loop = l;
+      loop.extent = size_of(n, d);
+      loop.parallel = first;
+      if (first) parallel_extent_ = n->shape[d];
+      first = false;
+      idx[d] = loop_var(l);
+      cur->push_back(std::move(loop));
+      cur = &cur->back().body;
+    }
+    return cur;
+  }
+
+  // A parallel loop of extent 1 for kernels with no loop to split.
+  std::vector<Stmt>* single(std::vector<Stmt>& top) {
+    Stmt loop{StmtKind::Loop};
+    loop.loop = new_loop();
+    loop.extent = iconst(1);
+    loop.parallel = true;
+    parallel_extent_ = 1;
+    top.push_back(std::move(loop));
+    return &top.back().body;
+  }
+
+  void store(std::vector<Stmt>* body, int32_t slot, ValueId flat, ValueId v) {
+    Stmt s{StmtKind::Store};
+    s.buffer = slot;
+    s.index = flat;
+    s.value = v;
+    body->push_back(s);
+  }
+
+  int32_t output_slot(DType dt) {
+    k_.buffers.push_back({dt, true});
+    return static_cast<int32_t>(k_.buffers.size() - 1);
+  }
+
+  // Iterates `src` (computed inline) over its shape and stores it at
+  // offset + idx . strides in the output (Cat parts, Assign's scatter).
+  Lowered lower_scatter(const Node* src, const Node* out, ValueId offset, const std::vector<ValueId>& strides) {
+    std::vector<Stmt> top;
+    Idx idx(src->shape.size());
+    std::vector<int64_t> dims(src->shape.size());
+    for (size_t d = 0; d < dims.size(); ++d) dims[d] = static_cast<int64_t>(d);
+    std::vector<Stmt>* body = dims.empty() ? single(top) : open_loops(src, dims, idx, top, true);
+    ValueId v = cast(value(src, idx), out->dtype);
+    ValueId flat = offset;
+    for (size_t d = 0; d < idx.size(); ++d) flat = iadd(flat, imul(idx[d], strides[d]));
+    int32_t slot = output_slot(out->dtype);
+    store(body, slot, flat, v);
+    k_.body = std::move(top);
+    return finish();
+  }
+
+  Lowered lower_cat(int part) {
+    const Node* src = root_.inputs[static_cast<size_t>(part)].get();
+    const int64_t dim = root_.attrs.ints[0];
+    int64_t off = 0;
+    for (int j = 0; j < part; ++j) off += root_.inputs[static_cast<size_t>(j)]->shape[dim];
+    Shape os = contiguous_strides(root_.shape);
+    std::vector<ValueId> strides;
+    for (size_t d = 0; d < os.size(); ++d)
+      strides.push_back(d + 1 == os.size() ? iconst(1) : param(&root_, kStride, static_cast<int64_t>(d), os[d]));
+    ValueId offset = off == 0 ? iconst(0) : imul(param(&root_, kCatOffset, part, off), strides[dim]);
+    return lower_scatter(src, &root_, offset, strides);
+  }
+
+  Lowered lower_assign_scatter() {
+    const auto& a = root_.attrs.ints;
+    const Node* src = root_.inputs[1].get();
+    std::vector<ValueId> strides;
+    for (size_t d = 0; d < src->shape.size(); ++d)
+      strides.push_back(a[1 + d] == 0 ? iconst(0) : param(&root_, kViewStride, static_cast<int64_t>(d), a[1 + d]));
+    ValueId offset = a[0] == 0 ? iconst(0) : param(&root_, kViewOffset, 0, a[0]);
+    return lower_scatter(src, &root_, offset, strides);
+  }
+
+  // The kernel computing every node of `group` (one loop nest over the
+  // shared iteration space, one store per member: horizontal fusion). An
+  // Assign member computes its base (the first half of the write).
+  Lowered lower_group(const std::vector<const Node*>& group) {
+    std::vector<const Node*> outs;
+    for (const Node* g : group) outs.push_back(g->op == Op::Assign ? g->inputs[0].get() : g);
+    std::vector<const Node*> reds;
+    NodeSet seen;
+    for (const Node* o : outs) {
+      if (!roots_.count(o)) {
+        find_reductions(o, reds, seen);
+        continue;
+      }
+      if (!seen.insert(o).second) continue;
+      if (is_reduction(o->op)) reds.push_back(o);
+      for (const auto& in : o->inputs) find_reductions(in.get(), reds, seen);
+    }
+    std::vector<Stmt> top;
+    std::vector<ValueId> values(outs.size(), -1), flats(outs.size(), -1);
+    if (reds.empty()) {
+      // Elementwise: loops over the (shared) output shape.
+      const Node* out = outs[0];
+      Idx idx(out->shape.size());
+      std::vector<int64_t> dims(out->shape.size());
+      for (size_t d = 0; d < dims.size(); ++d) dims[d] = static_cast<int64_t>(d);
+      std::vector<Stmt>* body = dims.empty() ? single(top) : open_loops(out, dims, idx, top, true);
+      for (size_t j = 0; j < outs.size(); ++j) {
+        KILN_INTERNAL_ASSERT(outs[j]->shape == out->shape, "horizontal group of different shapes");
+        values[j] = cast(value(outs[j], idx), group[j]->dtype);
+        flats[j] = ravel(outs[j], idx);
+      }
+      for (size_t j = 0; j < outs.size(); ++j) store(body, output_slot(group[j]->dtype), flats[j], values[j]);
+      k_.body = std::move(top);
+      return finish();
+    }
+    // Row kernel over the first reduction's rows.
+    const Node* r0 = reds.front();
+    const Node* x = r0->inputs[0].get();
+    row_.active = true;
+    row_.full = x->shape;
+    row_.dims.assign(r0->attrs.ints.begin(), r0->attrs.ints.end());
+    std::vector<int64_t> outer_dims;
+    for (int64_t d = 0; d < x->rank(); ++d)
+      if (!std::binary_search(row_.dims.begin(), row_.dims.end(), d)) outer_dims.push_back(d);
+    row_.outer.assign(x->shape.size(), iconst(0));
+    std::vector<Stmt>* body = outer_dims.empty() ? single(top) : open_loops(x, outer_dims, row_.outer, top, true);
+    for (int64_t d : row_.dims) row_.outer[d] = iconst(0);
+    row_.body = body;
+    Shape keep = x->shape;
+    for (int64_t d : row_.dims) keep[d] = 1;
+    Shape squeezed;
+    for (int64_t d : outer_dims) squeezed.push_back(x->shape[d]);
+    // Members with one value per row read the outer loops; members with one
+    // value per element of the rows get a final loop nest over the reduced dims.
+    Idx full_idx = row_.outer;
+    std::vector<int32_t> final_loops;
+    std::vector<size_t> per_row, per_element;
+    for (size_t j = 0; j < outs.size(); ++j) {
+      const Node* out = outs[j];
+      Idx idx;
+      if (out->shape == keep || out->shape == squeezed) {
+        if (out->shape == keep) idx = row_.outer;
+        else for (int64_t d : outer_dims) idx.push_back(row_.outer[d]);
+        per_row.push_back(j);
+      } else if (out->shape == x->shape) {
+        if (final_loops.empty())
+          for (int64_t d : row_.dims) {
+            int32_t l = new_loop();
+            final_loops.push_back(l);
+            full_idx[d] = loop_var(l);
+          }
+        idx = full_idx;
+        per_element.push_back(j);
+      } else {
+        throw NeedMaterialize{r0, "the output is not laid out by rows"};
+      }
+      values[j] = cast(value(out, idx), group[j]->dtype);  // appends the reduction nests
+      flats[j] = ravel(out, idx);
+    }
+    std::vector<int32_t> slots;
+    for (size_t j = 0; j < outs.size(); ++j) slots.push_back(output_slot(group[j]->dtype));
+    for (size_t j : per_row) store(body, slots[j], flats[j], values[j]);
+    if (!per_element.empty()) {
+      std::vector<Stmt> inner;
+      for (size_t j : per_element) store(&inner, slots[j], flats[j], values[j]);
+      for (size_t l = final_loops.size(); l-- > 0;) {
+        Stmt loop{StmtKind::Loop};
+        loop.loop = final_loops[l];
+        loop.extent = size_of(x, row_.dims[l]);
+        loop.body = std::move(inner);
+        inner = {std::move(loop)};
+      }
+      for (Stmt& st : inner) body->push_back(std::move(st));
+    }
+    k_.body = std::move(top);
+    return finish();
+  }
+
+  Kernel k_;
+  std::vector<int64_t> params_;
+  std::vector<const Node*> inputs_;
+  int64_t parallel_extent_ = 1;
+
+ private:
+  const Node& root_;
+  const NodeSet& mat_;
+  NodeSet roots_;
+  std::unordered_map<std::string, ValueId> cons_;
+  std::map<std::pair<const Node*, Idx>, ValueId> memo_;
+  std::map<std::tuple<const Node*, int, int64_t>, ValueId> param_slots_;
+  std::unordered_map<const Node*, int32_t> slots_;
+};
+
+std::string kernel_name(const Node& n, const Lowered& l) {
+  std::string name = "k_";
+  name += op_name(n.op);
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  name += "_" + std::to_string(l.kernel.values.size());
+  return name;
+}
+
+}  // namespace
+
+Lowered lower_node(const Node& out, const NodeSet& materialized, int part) {
+  if (out.op != Op::Cat) return lower_group({&out}, materialized);
+  Lowerer lw(out, materialized);
+  Lowered l = lw.lower_cat(part);
+  l.kernel.name = kernel_name(out, l);
+  return l;
+}
+
+Lowered lower_group(const std::vector<const Node*>& group, const NodeSet& materialized) {
+  Lowerer lw(group, materialized);
+  Lowered l = lw.lower_group(group);
+  l.kernel.name = kernel_name(*group.front(), l);
+  return l;
+}
+
+Lowered lower_assign_scatter(const Node& assign, const NodeSet& materialized) {
+  Lowerer lw(assign, materialized);
+  Lowered l = lw.lower_assign_scatter();
+  l.kernel.name = kernel_name(assign, l) + "_scatter";
+  return l;
+}
+
+}  // namespace kiln::jit

@@ -1,0 +1,41 @@
+// Lowering: one materialized graph node (and everything computed inline
+// inside it) becomes a Kernel in the kernel IR plus its runtime params.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "core/node.h"
+#include "jit/kernel_ir.h"
+
+namespace kiln::jit {
+
+struct Lowered {
+  Kernel kernel;
+  std::vector<int64_t> params;
+  std::vector<const Node*> inputs;  // buffer slots 0..n-1; the outputs follow
+  int64_t parallel_extent = 1;
+};
+
+// Thrown when a reduction cannot run inside the kernel being lowered; the
+// scheduler then stores that reduction and lowers again.
+struct NeedMaterialize {
+  const Node* node;
+  std::string why;
+};
+
+using NodeSet = std::unordered_set<const Node*>;
+
+// The kernel computing `out` (any op but Matmul) whose inline region stops at
+// the nodes in `materialized` (and at nodes that already have values).
+// Assign: the copy of the base (first half); Cat: the part for input `part`.
+Lowered lower_node(const Node& out, const NodeSet& materialized, int part = 0);
+// One kernel computing several nodes over one iteration space (horizontal
+// fusion): buffer slots are the inputs, then one output per member in order.
+Lowered lower_group(const std::vector<const Node*>& group, const NodeSet& materialized);
+// Assign's second half: scatters its source into the copied base in place.
+Lowered lower_assign_scatter(const Node& assign, const NodeSet& materialized);
+
+}  // namespace kiln::jit

@@ -1,0 +1,265 @@
+// The scheduling pipeline: collect -> partition -> fuse-rows -> lower.
+#include "jit/schedule.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "core/tensor_impl.h"
+#include "jit/lower.h"
+#include "kiln/error.h"
+
+namespace kiln::jit {
+
+namespace {
+
+struct Graph {
+  std::vector<const Node*> order;  // topological: inputs before consumers
+  std::unordered_map<const Node*, std::vector<const Node*>> consumers;
+};
+
+// collect: the nodes without values below the roots, iteratively.
+Graph collect(const std::vector<NodePtr>& roots) {
+  Graph g;
+  NodeSet seen;
+  std::vector<std::pair<const Node*, size_t>> stack;
+  for (const NodePtr& r : roots) {
+    if (has_value(*r) || !seen.insert(r.get()).second) continue;
+    stack.push_back({r.get(), 0});
+    while (!stack.empty()) {
+      auto& [n, next] = stack.back();
+      if (next < n->inputs.size()) {
+        const Node* in = n->inputs[next++].get();
+        if (has_value(*in)) continue;
+        g.consumers[in].push_back(n);
+        if (seen.insert(in).second) stack.push_back({in, 0});
+        continue;
+      }
+      g.order.push_back(n);
+      stack.pop_back();
+    }
+  }
+  // Consumers of nodes reached twice were only recorded once per edge walk;
+  // rebuild them from the final order so every edge counts.
+  g.consumers.clear();
+  for (const Node* n : g.order)
+    for (const auto& in : n->inputs)
+      if (!has_value(*in)) g.consumers[in.get()].push_back(n);
+  return g;
+}
+
+// A matmul operand BLAS can read in place: a stored node, or a row-major
+// reshape (offset 0, contiguous strides) of one.
+const Node* blas_operand(const Node* n) {
+  if (n->op == Op::AsStrided && n->attrs.ints[0] == 0 && has_value(*n->inputs[0]) &&
+      Shape(n->attrs.ints.begin() + 1, n->attrs.ints.end()) == contiguous_strides(n->shape))
+    return n->inputs[0].get();
+  return n;
+}
+
+// partition: nodes that must be stored whatever fusion decides.
+void partition(const Graph& g, const std::vector<NodePtr>& roots, const ScheduleOptions& opt,
+               NodeSet& mat, NodeSet& pinned) {
+  for (const NodePtr& r : roots)
+    if (!has_value(*r)) pinned.insert(r.get());
+  for (const Node* n : g.order) {
+    switch (n->cls()) {
+      case OpClass::Contraction:
+        pinned.insert(n);
+        for (const auto& in : n->inputs) {
+          const Node* op = blas_operand(in.get());
+          if (!has_value(*op)) pinned.insert(op);  // BLAS reads memory
+        }
+        break;
+      case OpClass::Join:
+      case OpClass::Write:
+        pinned.insert(n);
+        break;
+      case OpClass::Source:
+      case OpClass::Random:
+      case OpClass::Unary:
+      case OpClass::Binary:
+      case OpClass::Ternary:
+      case OpClass::View:
+      case OpClass::Reduce:
+      case OpClass::Transfer:
+        if (!opt.fusion && n->op != Op::AsStrided) pinned.insert(n);
+        break;
+    }
+  }
+  mat = pinned;
+}
+
+// fuse-rows: a reduction runs inside its reader's kernel when exactly one
+// kernel reads it; otherwise it is stored once.
+void fuse_rows(const Graph& g, NodeSet& mat) {
+  for (bool changed = true; changed;) {
+    changed = false;
+    std::unordered_map<const Node*, NodeSet> owners;
+    for (auto it = g.order.rbegin(); it != g.order.rend(); ++it) {
+      const Node* n = *it;
+      NodeSet& o = owners[n];
+      if (mat.count(n)) {
+        o.insert(n);
+        continue;
+      }
+      auto c = g.consumers.find(n);
+      if (c != g.consumers.end())
+        for (const Node* consumer : c->second) {
+          const NodeSet& co = owners[consumer];
+          o.insert(co.begin(), co.end());
+        }
+      if (is_reduction(n->op) && o.size() > 1) {
+        mat.insert(n);
+        changed = true;
+        break;
+      }
+      // A reduction cannot be computed inside a Cat part or Assign scatter.
+      if (is_reduction(n->op))
+        for (const Node* owner : o)
+          if (owner->op == Op::Cat || owner->op == Op::Assign) {
+            mat.insert(n);
+            changed = true;
+            break;
+          }
+      if (changed) break;
+    }
+  }
+}
+
+const char* boundary_reason(const Node* n, const NodeSet& pinned, const std::vector<NodePtr>& roots,
+                            const ScheduleOptions& opt) {
+  for (const NodePtr& r : roots)
+    if (r.get() == n) return "an output the caller asked for";
+  if (!opt.fusion) return "fusion is off (KILN_FUSION=0)";
+  switch (n->cls()) {
+    case OpClass::Contraction: return "a matmul (BLAS) output";
+    case OpClass::Join: return "a cat output";
+    case OpClass::Write: return "an in-place write";
+    case OpClass::Reduce: return pinned.count(n) ? "a matmul input" : "a reduction read by several kernels or at other rows";
+    default: return pinned.count(n) ? "a matmul input (BLAS reads memory)" : "stored";
+  }
+}
+
+// lower: one or more steps per stored node, in topological order.
+bool lower_all(const Graph& g, NodeSet& mat, const NodeSet& pinned, const std::vector<NodePtr>& roots,
+               const ScheduleOptions& opt, std::vector<Step>& steps) {
+  steps.clear();
+  try {
+    for (const Node* n : g.order) {
+      if (!mat.count(n)) continue;
+      const std::string why = boundary_reason(n, pinned, roots, opt);
+      auto push = [&](Lowered l) {
+        Step s;
+        s.kind = StepKind::Kernel;
+        s.outputs = {n};
+        s.inputs = std::move(l.inputs);
+        s.kernel = std::move(l.kernel);
+        s.params = std::move(l.params);
+        s.parallel_extent = l.parallel_extent;
+        s.why = why;
+        steps.push_back(std::move(s));
+      };
+      if (n->op == Op::Matmul) {
+        Step s;
+        s.kind = StepKind::Matmul;
+        s.outputs = {n};
+        s.inputs = {blas_operand(n->inputs[0].get()), blas_operand(n->inputs[1].get())};
+        s.why = why;
+        steps.push_back(std::move(s));
+      } else if (n->op == Op::Cat) {
+        for (size_t part = 0; part < n->inputs.size(); ++part) push(lower_node(*n, mat, static_cast<int>(part)));
+      } else if (n->op == Op::Assign) {
+        push(lower_node(*n, mat));
+        push(lower_assign_scatter(*n, mat));
+      } else {
+        push(lower_node(*n, mat));
+      }
+    }
+  } catch (const NeedMaterialize& need) {
+    KILN_INTERNAL_ASSERT(!mat.count(need.node), "lowering asked again to store ", op_name(need.node->op));
+    mat.insert(need.node);
+    return false;
+  }
+  return true;
+}
+
+// merge: roots with the same iteration space whose steps do not depend on
+// each other become one multi-output kernel.
+void merge_roots(std::vector<Step>& steps, const NodeSet& mat, const std::vector<NodePtr>& roots) {
+  if (roots.size() < 2) return;
+  // Which stored nodes each step's output depends on (through stored inputs).
+  std::unordered_map<const Node*, NodeSet> deps;
+  for (const Step& st : steps)
+    for (const Node* out : st.outputs) {
+      NodeSet& d = deps[out];
+      for (const Node* in : st.inputs) {
+        d.insert(in);
+        auto it = deps.find(in);
+        if (it != deps.end()) d.insert(it->second.begin(), it->second.end());
+      }
+    }
+  auto mergeable = [](const Step& s) {
+    return s.kind == StepKind::Kernel && !s.outputs.empty() && s.outputs[0]->op != Op::Cat &&
+           s.outputs[0]->op != Op::Assign;
+  };
+  NodeSet root_set;
+  for (const NodePtr& r : roots) root_set.insert(r.get());
+  // The merged step runs where its last member ran, so every member's inputs
+  // exist by then; members must not be read by the steps it moves past.
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (!mergeable(steps[i]) || !root_set.count(steps[i].outputs[0])) continue;
+    size_t pos = i;
+    for (size_t j = i + 1; j < steps.size(); ++j) {
+      if (!mergeable(steps[j]) || !root_set.count(steps[j].outputs[0])) continue;
+      const std::vector<const Node*>& group = steps[pos].outputs;
+      const Node* cand = steps[j].outputs[0];
+      const bool rows_i = !steps[pos].kernel.accs.empty(), rows_j = !steps[j].kernel.accs.empty();
+      if (rows_i != rows_j) continue;
+      if (!rows_i && cand->shape != group[0]->shape) continue;
+      bool independent = true;
+      for (const Node* g : group)
+        if (deps[cand].count(g) || deps[g].count(cand)) independent = false;
+      for (size_t k = pos + 1; k < j && independent; ++k)
+        for (const Node* in : steps[k].inputs)
+          for (const Node* g : group)
+            if (in == g) independent = false;
+      if (!independent) continue;
+      std::vector<const Node*> trial = group;
+      trial.push_back(cand);
+      try {
+        Lowered l = lower_group(trial, mat);
+        Step merged;
+        merged.kind = StepKind::Kernel;
+        merged.outputs = trial;
+        merged.inputs = std::move(l.inputs);
+        merged.kernel = std::move(l.kernel);
+        merged.params = std::move(l.params);
+        merged.parallel_extent = l.parallel_extent;
+        merged.why = steps[pos].why;
+        steps[j] = std::move(merged);
+        steps[pos].outputs.clear();  // emptied: removed below
+        pos = j;
+      } catch (const NeedMaterialize&) {
+        // not the same rows: stays a kernel of its own
+      }
+    }
+  }
+  steps.erase(std::remove_if(steps.begin(), steps.end(), [](const Step& s) { return s.outputs.empty(); }),
+              steps.end());
+}
+
+}  // namespace
+
+Schedule schedule(const std::vector<NodePtr>& roots, const ScheduleOptions& options) {
+  Schedule s;
+  Graph g = collect(roots);
+  NodeSet pinned;
+  partition(g, roots, options, s.materialized, pinned);
+  if (options.fusion) fuse_rows(g, s.materialized);
+  while (!lower_all(g, s.materialized, pinned, roots, options, s.steps)) {
+  }
+  if (options.fusion) merge_roots(s.steps, s.materialized, roots);
+  return s;
+}
+
+}  // namespace kiln::jit

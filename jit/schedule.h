@@ -1,0 +1,64 @@
+// The scheduler: partitions a pending graph into kernels. Its stages run as
+// one named pipeline (see schedule.cpp):
+//   collect   the unevaluated nodes below the roots, in topological order
+//   partition which nodes are stored to memory ("materialized"); every other
+//             node is computed inline inside the kernels that read it
+//   fuse-rows reductions whose only reader is one kernel over the same rows
+//             run inside that kernel (softmax, var, x - mean: one kernel)
+//   lower     each materialized node becomes a Step: a Kernel (IR) with its
+//             runtime params, or a library call (matmul)
+//   merge     outputs the caller asked for together that share an iteration
+//             space and do not read each other share one kernel (horizontal)
+//
+// The fusion rule for shared nodes: an elementwise, view or source node read
+// by several kernels is recomputed in each (it is cheap and saves a store and
+// a load); a reduction, matmul, cat or write read by several kernels is
+// computed once and stored.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "core/node.h"
+#include "jit/kernel_ir.h"
+
+namespace kiln::jit {
+
+enum class StepKind : uint8_t {
+  Kernel,  // run `kernel` with `params`
+  Matmul,  // BLAS / loop over inputs[0] x inputs[1] (contiguous buffers)
+};
+
+struct Step {
+  StepKind kind = StepKind::Kernel;
+  // The nodes whose values this step produces, in buffer-slot order after the
+  // inputs. Several when outputs over one iteration space share a kernel
+  // (horizontal fusion). A step whose output already has a buffer writes into
+  // it: the later parts of a Cat, the scatter half of an Assign.
+  std::vector<const Node*> outputs;
+  std::vector<const Node*> inputs;       // materialized nodes read, in buffer-slot order
+  Kernel kernel;
+  std::vector<int64_t> params;
+  int64_t parallel_extent = 1;
+  std::string why;  // why this kernel boundary exists (for explain/dumps)
+};
+
+struct Schedule {
+  std::vector<Step> steps;
+  std::unordered_set<const Node*> materialized;
+};
+
+struct ScheduleOptions {
+  bool fusion = true;  // false: one kernel per op (views still fold into readers)
+};
+
+// Builds the schedule for evaluating `roots`. Nodes already evaluated (Buffer
+// nodes, nodes with a `realized` memo) are read from memory.
+Schedule schedule(const std::vector<NodePtr>& roots, const ScheduleOptions& options);
+
+// Whether a node already has a value in memory.
+inline bool has_value(const Node& n) { return n.op == Op::Buffer || n.realized != nullptr; }
+
+}  // namespace kiln::jit

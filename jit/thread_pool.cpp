@@ -1,0 +1,120 @@
+// A minimal fork-join pool: workers sleep on a condition variable and wake
+// for each parallel_for, taking chunk indices from an atomic counter; the
+// caller works too. One parallel_for at a time; nested or concurrent calls
+// run inline, so kernels never deadlock on the pool.
+#include "jit/thread_pool.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace kiln::jit {
+
+namespace {
+thread_local bool t_in_pool = false;
+
+int threads_from_env() {
+  if (const char* s = std::getenv("KILN_NUM_THREADS")) {
+    int n = std::atoi(s);
+    if (n >= 1) return std::min(n, 1024);
+  }
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+}  // namespace
+
+struct ThreadPool::State {
+  std::mutex busy;  // held by the caller of a parallel_for
+  std::mutex mu;
+  std::condition_variable wake, done;
+  std::vector<std::thread> workers;
+  uint64_t generation = 0;
+  bool stop = false;
+  // the current job
+  const std::function<void(int64_t, int64_t)>* fn = nullptr;
+  int64_t n = 0, chunks = 0;
+  std::atomic<int64_t> next{0};
+  int64_t finished = 0;  // guarded by mu
+  std::exception_ptr error;
+
+  void run_chunks() {
+    for (;;) {
+      int64_t c = next.fetch_add(1);
+      if (c >= chunks) return;
+      int64_t begin = n * c / chunks, end = n * (c + 1) / chunks;
+      try {
+        (*fn)(begin, end);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!error) error = std::current_exception();
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      if (++finished == chunks) done.notify_all();
+    }
+  }
+};
+
+ThreadPool& ThreadPool::instance() {
+  static ThreadPool pool(threads_from_env());
+  return pool;
+}
+
+ThreadPool::ThreadPool(int threads) : state_(new State), num_threads_(threads) {
+  for (int i = 1; i < threads; ++i)
+    state_->workers.emplace_back([s = state_] {
+      t_in_pool = true;
+      uint64_t seen = 0;
+      for (;;) {
+        {
+          std::unique_lock<std::mutex> lock(s->mu);
+          s->wake.wait(lock, [&] { return s->stop || s->generation != seen; });
+          if (s->stop) return;
+          seen = s->generation;
+        }
+        s->run_chunks();
+      }
+    });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    state_->stop = true;
+  }
+  state_->wake.notify_all();
+  for (auto& t : state_->workers) t.join();
+  delete state_;
+}
+
+void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
+  if (n <= 0) return;
+  std::unique_lock<std::mutex> busy(state_->busy, std::defer_lock);
+  if (num_threads_ == 1 || n == 1 || t_in_pool || !busy.try_lock()) {
+    fn(0, n);
+    return;
+  }
+  State& s = *state_;
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    s.fn = &fn;
+    s.n = n;
+    s.chunks = std::min<int64_t>(n, num_threads_);
+    s.finished = 0;
+    s.error = nullptr;
+    s.next = 0;  // last: a worker that takes a chunk sees the fields above
+    ++s.generation;
+  }
+  s.wake.notify_all();
+  t_in_pool = true;
+  s.run_chunks();
+  t_in_pool = false;
+  std::unique_lock<std::mutex> lock(s.mu);
+  s.done.wait(lock, [&] { return s.finished == s.chunks; });
+  if (s.error) std::rethrow_exception(s.error);
+}
+
+}  // namespace kiln::jit

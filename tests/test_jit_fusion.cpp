@@ -1,0 +1,195 @@
+// Pins the JIT's fusion rules by counting the kernels the scheduler makes
+// (tinygrad's check_schedule), checks that kernels are shape-generic (the
+// same IR key at every shape), and checks interpreted and compiled results
+// against the reference evaluator.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "codegen/backend.h"
+#include "core/reference/evaluate.h"
+#include "core/tensor_impl.h"
+#include "jit/executor.h"
+#include "jit/schedule.h"
+#include "kiln/kiln.h"
+
+using namespace kiln;
+using namespace kiln::indexing;
+
+namespace {
+
+jit::Schedule plan(const Tensor& t, bool fusion = true) {
+  jit::ScheduleOptions o;
+  o.fusion = fusion;
+  return jit::schedule({t.impl()->node()}, o);
+}
+
+size_t kernels(const Tensor& t, bool fusion = true) { return plan(t, fusion).steps.size(); }
+
+// Data tensors (Buffer leaves) of a given shape with distinct values.
+Tensor data(const Shape& s, double scale = 1.0) {
+  std::vector<double> v(static_cast<size_t>(s.numel()));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = scale * std::sin(0.7 * static_cast<double>(i) + 0.3);
+  return tensor(v).reshape(s).contiguous();
+}
+
+// The JIT (interpreted, and compiled when a backend exists) against the reference.
+// `exact`: the interpreter must equal the reference bit for bit (not when a
+// float matmul is involved: the JIT hands those to BLAS even when interpreting).
+void check_values(const Tensor& t, double tol = 1e-5, bool exact = true) {
+  NodePtr n = t.impl()->node();
+  BufferPtr ref = reference::evaluate({n})[0];
+  auto as_vec = [&](const BufferPtr& b) { return make_tensor(make_buffer_node(b, n->shape)).to_vector<double>(); };
+  std::vector<double> r = as_vec(ref);
+  std::vector<double> interp = as_vec(jit::evaluate({n}, true)[0]);
+  REQUIRE(interp.size() == r.size());
+  for (size_t i = 0; i < r.size(); ++i) {
+    if (std::isnan(r[i])) CHECK(std::isnan(interp[i]));
+    else if (exact) CHECK(interp[i] == r[i]);  // the interpreter follows the reference exactly
+    else CHECK(interp[i] == doctest::Approx(r[i]).epsilon(tol));
+  }
+  if (!codegen::cpu_backend().available()) return;
+  std::vector<double> comp = as_vec(jit::evaluate({n}, false)[0]);
+  for (size_t i = 0; i < r.size(); ++i) {
+    if (std::isnan(r[i])) CHECK(std::isnan(comp[i]));
+    else CHECK(comp[i] == doctest::Approx(r[i]).epsilon(tol));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("jit fusion: an elementwise chain is one kernel reading each input once") {
+  Tensor a = data({8, 16}), b = data({8, 16}, 2), c = data({16}, 3), d = data({8, 16}, 0.5);
+  Tensor y = relu(a * b + c) * exp(-d);
+  jit::Schedule s = plan(y);
+  REQUIRE(s.steps.size() == 1);
+  CHECK(s.steps[0].inputs.size() == 4);
+  CHECK(kernels(y, false) >= 5);  // fusion off: one kernel per op
+  check_values(y);
+}
+
+TEST_CASE("jit fusion: reductions fuse with what feeds them and what reads them") {
+  Tensor a = data({6, 10}), b = data({6, 10}, 2);
+  CHECK(kernels((a * b).sum()) == 1);
+  CHECK(kernels(a.sum(1) / 10) == 1);
+  CHECK(kernels(a.sum(1, true) * 2 + 1) == 1);
+  check_values((a * b).sum());
+  check_values(a.sum(1) / 10);
+}
+
+TEST_CASE("jit fusion: chains of reductions over the same rows are one kernel") {
+  Tensor x = data({5, 7}, 3);
+  CHECK(kernels(x.softmax(1)) == 1);
+  CHECK(kernels(x.softmax(0)) == 1);
+  CHECK(kernels(x.log_softmax(1)) == 1);
+  CHECK(kernels(x - x.mean(1, true)) == 1);
+  CHECK(kernels(x.var(Shape{1})) == 1);
+  CHECK(kernels(x.std()) == 1);
+  Tensor mu = x.mean(1, true);
+  Tensor layer_norm = (x - mu) * (x.var(Shape{1}, false, true) + 1e-5).rsqrt();
+  CHECK(kernels(layer_norm) == 1);
+  check_values(x.softmax(1));
+  check_values(x.log_softmax(0));
+  check_values(layer_norm);
+}
+
+TEST_CASE("jit fusion: views fold into index arithmetic") {
+  Tensor x = data({4, 6}), y = data({6, 4});
+  CHECK(kernels(x.t() + y) == 1);
+  CHECK(kernels(x.index({Slice(), Slice(None, None, 2)}) * 2) == 1);
+  CHECK(kernels(x.unsqueeze(0).expand({3, 4, 6}) + 1) == 1);
+  CHECK(kernels(x.t().reshape({-1}) * 3) == 1);  // a copying reshape still fuses
+  CHECK(kernels(x.permute({1, 0}).sum(0)) == 1);
+  check_values(x.t() + y);
+  check_values(x.t().reshape({-1}) * 3);
+  check_values(x.index({Slice(1, None), Slice(None, None, 2)}).sum(0));
+}
+
+TEST_CASE("jit fusion: matmul calls BLAS and its consumers fuse after it") {
+  Tensor a = data({4, 3}), w = data({3, 5}), bias = data({5});
+  jit::Schedule s = plan(relu(matmul(a, w) + bias));
+  REQUIRE(s.steps.size() == 2);
+  CHECK(s.steps[0].kind == jit::StepKind::Matmul);
+  CHECK(s.steps[1].kind == jit::StepKind::Kernel);
+  check_values(relu(matmul(a, w) + bias), 1e-5, false);
+}
+
+TEST_CASE("jit fusion: a reduction read by two kernels is computed once") {
+  Tensor x = data({4, 4});
+  Tensor s = x.sum();
+  Tensor a = x * s, b = x - s;
+  jit::ScheduleOptions o;
+  jit::Schedule sch = jit::schedule({a.impl()->node(), b.impl()->node()}, o);
+  REQUIRE(sch.steps.size() == 2);  // the sum, then one kernel writing both outputs
+  CHECK(sch.steps[1].outputs.size() == 2);
+}
+
+TEST_CASE("jit fusion: kernels are shape-generic") {
+  auto keys = [](const Shape& s) {
+    Tensor x = data(s), y = data({s.back()});
+    std::vector<std::string> k;
+    for (const auto& st : plan((x * 2 + y).softmax(1)).steps) k.push_back(st.kernel.key());
+    return k;
+  };
+  CHECK(keys({4, 5}) == keys({7, 3}));
+  CHECK(keys({4, 5}) == keys({100, 33}));
+}
+
+TEST_CASE("jit fusion: results agree with fusion on and off") {
+  Tensor x = data({3, 5}), y = data({5}, 2);
+  Tensor r = ((x * y).exp().sum(1, true) / (x.abs() + 1)).log_softmax(1);
+  NodePtr n = r.impl()->node();
+  std::vector<double> want = make_tensor(make_buffer_node(reference::evaluate({n})[0], n->shape)).to_vector<double>();
+  for (bool fusion : {true, false}) {
+    set_fusion_enabled(fusion);
+    std::vector<double> got = make_tensor(make_buffer_node(jit::evaluate({n}, true)[0], n->shape)).to_vector<double>();
+    CHECK(got == want);
+  }
+  set_fusion_enabled(true);
+}
+
+TEST_CASE("jit: compiled kernels, stats, and no recompilation for a new shape") {
+  if (!codegen::cpu_backend().available()) {
+    MESSAGE("skipped: kiln was built without the LLVM backend");
+    return;
+  }
+  auto run = [](int64_t rows, int64_t cols) {
+    Tensor x = data({rows, cols}), b = data({cols}, 2);
+    return (x * b + 1).relu().mean(1).to_vector<float>();
+  };
+  run(3, 4);  // compiles
+  reset_stats();
+  std::vector<float> v = run(5, 9);
+  JitStats s = stats();
+  CHECK(s.kernels_compiled == 0);
+  CHECK(s.kernels_launched >= 1);
+  CHECK(s.cache_hits_memory >= 1);
+  REQUIRE(v.size() == 5);
+  Tensor x = data({5, 9}), b = data({9}, 2);
+  std::vector<double> want = ((x * b + 1).relu().sum(1) / 9.0).to_vector<double>();
+  for (size_t i = 0; i < v.size(); ++i) CHECK(v[i] == doctest::Approx(want[i]).epsilon(1e-5));
+}
+
+TEST_CASE("jit fusion: outputs evaluated together share a kernel (horizontal fusion)") {
+  Tensor a = data({6, 5}), b = data({6, 5}, 2);
+  Tensor s = a + b, p = a * b;
+  jit::ScheduleOptions o;
+  jit::Schedule sch = jit::schedule({s.impl()->node(), p.impl()->node()}, o);
+  REQUIRE(sch.steps.size() == 1);
+  CHECK(sch.steps[0].outputs.size() == 2);
+  CHECK(sch.steps[0].inputs.size() == 2);  // a and b are read once for both
+  // max over a dim: values and indices come out of one row kernel
+  auto [v, i] = a.max(1);
+  jit::Schedule mx = jit::schedule({v.impl()->node(), i.impl()->node()}, o);
+  CHECK(mx.steps.size() == 1);
+  // outputs that read each other are not merged
+  Tensor r = a.sum(1, true), q = a / r;
+  CHECK(jit::schedule({r.impl()->node(), q.impl()->node()}, o).steps.size() == 2);
+  eval(s, p, v, i);
+  CHECK(s.to_vector<float>() == (a.to_vector<float>()[0] + b.to_vector<float>()[0] == s.to_vector<float>()[0] ? s.to_vector<float>() : std::vector<float>{}));
+  std::vector<float> av = a.to_vector<float>(), bv = b.to_vector<float>(), sv = s.to_vector<float>(), pv = p.to_vector<float>();
+  for (size_t k = 0; k < av.size(); ++k) {
+    CHECK(sv[k] == av[k] + bv[k]);
+    CHECK(pv[k] == av[k] * bv[k]);
+  }
+}
