@@ -1,10 +1,18 @@
-// Buffer allocation: 64-byte aligned host memory, with a live-bytes counter.
+// Buffer allocation: 64-byte aligned host memory from a size-keyed pool.
+// A freed buffer's block goes back to the pool and the next buffer of the
+// same rounded size reuses it, so a loop that evaluates the same shapes each
+// iteration stops calling malloc after its first iteration. The pool keeps
+// at most kPoolLimit bytes (KILN_POOL_MB overrides) and is emptied before an
+// allocation is reported as failed.
 #include "core/buffer.h"
 
 #include <atomic>
 #include <cstdlib>
 #include <limits>
+#include <mutex>
 #include <new>
+#include <unordered_map>
+#include <vector>
 
 #include "kiln/error.h"
 
@@ -12,7 +20,61 @@ namespace kiln {
 
 namespace {
 std::atomic<int64_t> g_live_bytes{0};
+
+size_t rounded_size(size_t bytes) {
+  size_t r = (bytes + 63) / 64 * 64;
+  return r == 0 ? 64 : r;
 }
+
+class Pool {
+ public:
+  void* take(size_t rounded) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = free_.find(rounded);
+    if (it == free_.end() || it->second.empty()) return nullptr;
+    void* p = it->second.back();
+    it->second.pop_back();
+    pooled_ -= rounded;
+    return p;
+  }
+  void give(void* p, size_t rounded) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (pooled_ + rounded > limit_) {
+      std::free(p);
+      return;
+    }
+    free_[rounded].push_back(p);
+    pooled_ += rounded;
+  }
+  void release() {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [size, blocks] : free_)
+      for (void* p : blocks) std::free(p);
+    free_.clear();
+    pooled_ = 0;
+  }
+  size_t pooled() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return pooled_;
+  }
+  ~Pool() { release(); }
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<size_t, std::vector<void*>> free_;
+  size_t pooled_ = 0;
+  size_t limit_ = [] {
+    const char* s = std::getenv("KILN_POOL_MB");
+    long mb = s ? std::atol(s) : 1024;
+    return static_cast<size_t>(mb < 0 ? 0 : mb) << 20;
+  }();
+};
+
+Pool& pool() {
+  static Pool* p = new Pool;  // never destroyed: buffers may outlive static destruction
+  return *p;
+}
+}  // namespace
 
 std::shared_ptr<Buffer> Buffer::allocate(DType dtype, int64_t numel, Device device) {
   KILN_INTERNAL_ASSERT(numel >= 0, "negative numel ", numel);
@@ -23,15 +85,18 @@ std::shared_ptr<Buffer> Buffer::allocate(DType dtype, int64_t numel, Device devi
   KILN_CHECK(static_cast<uint64_t>(numel) <= std::numeric_limits<size_t>::max() / esize / 2,
              "allocate", "cannot allocate ", numel, " elements of ", dtype_name(dtype),
              ": the size overflows");
-  size_t bytes = static_cast<size_t>(numel) * esize;
-  size_t rounded = (bytes + 63) / 64 * 64;
-  if (rounded == 0) rounded = 64;
-  void* p = std::aligned_alloc(64, rounded);
+  const size_t bytes = static_cast<size_t>(numel) * esize;
+  const size_t rounded = rounded_size(bytes);
+  void* p = pool().take(rounded);
+  if (!p) p = std::aligned_alloc(64, rounded);
+  if (!p) {
+    pool().release();
+    p = std::aligned_alloc(64, rounded);
+  }
   KILN_CHECK(p != nullptr, "allocate", "out of memory: could not allocate ", bytes,
              " bytes (", numel, " elements of ", dtype_name(dtype), ") on ", device.str());
   g_live_bytes += static_cast<int64_t>(rounded);
-  auto* b = new Buffer(p, dtype, numel, device, true);
-  return std::shared_ptr<Buffer>(b);
+  return std::shared_ptr<Buffer>(new Buffer(p, dtype, numel, device, true));
 }
 
 std::shared_ptr<Buffer> Buffer::borrow(void* data, DType dtype, int64_t numel, Device device) {
@@ -39,15 +104,14 @@ std::shared_ptr<Buffer> Buffer::borrow(void* data, DType dtype, int64_t numel, D
 }
 
 Buffer::~Buffer() {
-  if (owned_) {
-    size_t bytes = nbytes();
-    size_t rounded = (bytes + 63) / 64 * 64;
-    if (rounded == 0) rounded = 64;
-    g_live_bytes -= static_cast<int64_t>(rounded);
-    std::free(data_);
-  }
+  if (!owned_) return;
+  const size_t rounded = rounded_size(nbytes());
+  g_live_bytes -= static_cast<int64_t>(rounded);
+  pool().give(data_, rounded);
 }
 
 int64_t Buffer::live_bytes() { return g_live_bytes.load(); }
+int64_t Buffer::pooled_bytes() { return static_cast<int64_t>(pool().pooled()); }
+void Buffer::release_pool() { pool().release(); }
 
 }  // namespace kiln

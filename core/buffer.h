@@ -30,6 +30,9 @@ class Buffer {
   bool owned() const { return owned_; }
   // Bytes kiln itself currently holds in owned buffers (the allocator's counter).
   static int64_t live_bytes();
+  // Bytes of freed blocks kept for reuse, and a way to give them back.
+  static int64_t pooled_bytes();
+  static void release_pool();
 
  private:
   Buffer(void* data, DType dtype, int64_t numel, Device device, bool owned)

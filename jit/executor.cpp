@@ -48,7 +48,6 @@ std::vector<BufferPtr> evaluate(const std::vector<NodePtr>& roots, bool interpre
   opt.fusion = fusion_enabled();
   Schedule s = schedule(roots, opt);
   ++counters().evaluations;
-  ++counters().schedules;
 
   std::unordered_map<const Node*, BufferPtr> buffers;
   std::unordered_map<const Node*, int64_t> readers;
@@ -75,7 +74,16 @@ std::vector<BufferPtr> evaluate(const std::vector<NodePtr>& roots, bool interpre
       run_matmul(*st.outputs[0], *buffer_of(st.inputs[0]), *buffer_of(st.inputs[1]), *outs[0]);
       ++counters().library_calls;
     } else {
-      KernelFn fn = interpret ? nullptr : compiled_kernel(st.kernel);
+      KernelFn fn = nullptr;
+      if (!interpret) {
+        fn = st.code->fn.load(std::memory_order_acquire);
+        if (!fn) {
+          fn = compiled_kernel(st.code->ir);
+          st.code->fn.store(fn, std::memory_order_release);
+        } else {
+          ++counters().cache_hits_memory;
+        }
+      }
       std::vector<char*> ptrs;
       int64_t bytes_in = 0;
       for (const Node* in : st.inputs) {
@@ -92,7 +100,7 @@ std::vector<BufferPtr> evaluate(const std::vector<NodePtr>& roots, bool interpre
       char* const* bufs = ptrs.data();
       const int64_t work = st.outputs[0]->numel();
       if (interpret) {
-        jit::interpret(st.kernel, bufs, params, 0, st.parallel_extent);
+        jit::interpret(st.code->ir, bufs, params, 0, st.parallel_extent);
       } else if (work < kParallelThreshold || st.parallel_extent <= 1) {
         fn(bufs, params, 0, st.parallel_extent);
       } else {

@@ -2,10 +2,13 @@
 #include "jit/schedule.h"
 
 #include <algorithm>
+#include <atomic>
+#include <mutex>
 #include <unordered_map>
 
 #include "core/tensor_impl.h"
 #include "jit/lower.h"
+#include "jit/stats.h"
 #include "kiln/error.h"
 
 namespace kiln::jit {
@@ -13,7 +16,8 @@ namespace kiln::jit {
 namespace {
 
 struct Graph {
-  std::vector<const Node*> order;  // topological: inputs before consumers
+  std::vector<const Node*> order;   // topological: inputs before consumers
+  std::vector<const Node*> leaves;  // nodes with values that the graph reads, in discovery order
   std::unordered_map<const Node*, std::vector<const Node*>> consumers;
 };
 
@@ -22,14 +26,22 @@ Graph collect(const std::vector<NodePtr>& roots) {
   Graph g;
   NodeSet seen;
   std::vector<std::pair<const Node*, size_t>> stack;
+  NodeSet leaf_seen;
+  auto leaf = [&](const Node* n) {
+    if (leaf_seen.insert(n).second) g.leaves.push_back(n);
+  };
   for (const NodePtr& r : roots) {
+    if (has_value(*r)) leaf(r.get());
     if (has_value(*r) || !seen.insert(r.get()).second) continue;
     stack.push_back({r.get(), 0});
     while (!stack.empty()) {
       auto& [n, next] = stack.back();
       if (next < n->inputs.size()) {
         const Node* in = n->inputs[next++].get();
-        if (has_value(*in)) continue;
+        if (has_value(*in)) {
+          leaf(in);
+          continue;
+        }
         g.consumers[in].push_back(n);
         if (seen.insert(in).second) stack.push_back({in, 0});
         continue;
@@ -153,7 +165,7 @@ bool lower_all(const Graph& g, NodeSet& mat, const NodeSet& pinned, const std::v
         s.kind = StepKind::Kernel;
         s.outputs = {n};
         s.inputs = std::move(l.inputs);
-        s.kernel = std::move(l.kernel);
+        s.code = std::make_shared<KernelCode>(std::move(l.kernel));
         s.params = std::move(l.params);
         s.parallel_extent = l.parallel_extent;
         s.why = why;
@@ -213,7 +225,7 @@ void merge_roots(std::vector<Step>& steps, const NodeSet& mat, const std::vector
       if (!mergeable(steps[j]) || !root_set.count(steps[j].outputs[0])) continue;
       const std::vector<const Node*>& group = steps[pos].outputs;
       const Node* cand = steps[j].outputs[0];
-      const bool rows_i = !steps[pos].kernel.accs.empty(), rows_j = !steps[j].kernel.accs.empty();
+      const bool rows_i = !steps[pos].code->ir.accs.empty(), rows_j = !steps[j].code->ir.accs.empty();
       if (rows_i != rows_j) continue;
       if (!rows_i && cand->shape != group[0]->shape) continue;
       bool independent = true;
@@ -232,7 +244,7 @@ void merge_roots(std::vector<Step>& steps, const NodeSet& mat, const std::vector
         merged.kind = StepKind::Kernel;
         merged.outputs = trial;
         merged.inputs = std::move(l.inputs);
-        merged.kernel = std::move(l.kernel);
+        merged.code = std::make_shared<KernelCode>(std::move(l.kernel));
         merged.params = std::move(l.params);
         merged.parallel_extent = l.parallel_extent;
         merged.why = steps[pos].why;
@@ -248,17 +260,115 @@ void merge_roots(std::vector<Step>& steps, const NodeSet& mat, const std::vector
               steps.end());
 }
 
+// ---- the schedule cache ----
+// A graph's signature: every leaf's and node's structural hash, each node's
+// inputs by position, and the roots by position. Equal signatures mean equal
+// schedules (params included: they derive from shapes and attributes).
+struct Signature {
+  std::vector<uint64_t> words;
+  uint64_t hash = 0;
+};
+
+Signature sign(const Graph& g, const std::vector<NodePtr>& roots, bool fusion,
+               std::unordered_map<const Node*, uint64_t>& index) {
+  Signature sig;
+  sig.words.reserve(2 + g.leaves.size() + g.order.size() * 4 + roots.size());
+  sig.words.push_back(fusion);
+  sig.words.push_back(g.leaves.size());
+  for (const Node* n : g.leaves) {
+    index.emplace(n, index.size());
+    sig.words.push_back(n->hash);
+  }
+  for (const Node* n : g.order) {
+    index.emplace(n, index.size());
+    sig.words.push_back(n->hash);
+    for (const auto& in : n->inputs) sig.words.push_back(index.at(in.get()));
+  }
+  for (const NodePtr& r : roots) sig.words.push_back(index.at(r.get()));
+  uint64_t h = 0xCBF29CE484222325ull;
+  for (uint64_t w : sig.words) h = (h ^ (w * 0x9E3779B97F4A7C15ull)) * 0x100000001B3ull;
+  sig.hash = h;
+  return sig;
+}
+
+struct StepTemplate {
+  StepKind kind;
+  std::vector<uint64_t> outputs, inputs;
+  std::shared_ptr<KernelCode> code;
+  std::vector<int64_t> params;
+  int64_t parallel_extent;
+  std::string why;
+};
+
+struct CacheEntry {
+  std::vector<uint64_t> words;
+  std::vector<StepTemplate> steps;
+  std::vector<uint64_t> materialized;
+};
+
+struct ScheduleCache {
+  std::mutex mu;
+  std::unordered_map<uint64_t, CacheEntry> entries;
+  std::atomic<int64_t> hits{0};
+};
+ScheduleCache& schedule_cache() {
+  static ScheduleCache c;
+  return c;
+}
+constexpr size_t kScheduleCacheEntries = 1024;
+
 }  // namespace
+
+int64_t schedule_cache_hits() { return schedule_cache().hits.load(); }
 
 Schedule schedule(const std::vector<NodePtr>& roots, const ScheduleOptions& options) {
   Schedule s;
   Graph g = collect(roots);
+  ++counters().schedule_requests;
+  std::unordered_map<const Node*, uint64_t> index;
+  Signature sig = sign(g, roots, options.fusion, index);
+  std::vector<const Node*> by_index(index.size());
+  for (const auto& [n, i] : index) by_index[i] = n;
+  ScheduleCache& cache = schedule_cache();
+  {
+    std::lock_guard<std::mutex> lock(cache.mu);
+    auto it = cache.entries.find(sig.hash);
+    if (it != cache.entries.end() && it->second.words == sig.words) {
+      for (const StepTemplate& t : it->second.steps) {
+        Step st;
+        st.kind = t.kind;
+        for (uint64_t i : t.outputs) st.outputs.push_back(by_index[i]);
+        for (uint64_t i : t.inputs) st.inputs.push_back(by_index[i]);
+        st.code = t.code;
+        st.params = t.params;
+        st.parallel_extent = t.parallel_extent;
+        st.why = t.why;
+        s.steps.push_back(std::move(st));
+      }
+      for (uint64_t i : it->second.materialized) s.materialized.insert(by_index[i]);
+      ++cache.hits;
+      return s;
+    }
+  }
   NodeSet pinned;
   partition(g, roots, options, s.materialized, pinned);
   if (options.fusion) fuse_rows(g, s.materialized);
   while (!lower_all(g, s.materialized, pinned, roots, options, s.steps)) {
   }
   if (options.fusion) merge_roots(s.steps, s.materialized, roots);
+  ++counters().schedules;
+  CacheEntry entry;
+  entry.words = std::move(sig.words);
+  for (const Step& st : s.steps) {
+    StepTemplate t{st.kind, {}, {}, st.code, st.params, st.parallel_extent, st.why};
+    for (const Node* n : st.outputs) t.outputs.push_back(index.at(n));
+    for (const Node* n : st.inputs) t.inputs.push_back(index.at(n));
+    entry.steps.push_back(std::move(t));
+  }
+  for (const Node* n : s.materialized) entry.materialized.push_back(index.at(n));
+  std::lock_guard<std::mutex> lock(cache.mu);
+  if (cache.entries.size() >= kScheduleCacheEntries) cache.entries.clear();
+  cache.entries[sig.hash] = std::move(entry);
   return s;
 }
 

@@ -16,6 +16,7 @@
 // computed once and stored.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <unordered_set>
@@ -31,6 +32,14 @@ enum class StepKind : uint8_t {
   Matmul,  // BLAS / loop over inputs[0] x inputs[1] (contiguous buffers)
 };
 
+// A kernel's IR and, once compiled, its function: shared by every schedule
+// that uses it (a cached schedule hands the same code to each evaluation).
+struct KernelCode {
+  Kernel ir;
+  std::atomic<KernelFn> fn{nullptr};
+  explicit KernelCode(Kernel k) : ir(std::move(k)) {}
+};
+
 struct Step {
   StepKind kind = StepKind::Kernel;
   // The nodes whose values this step produces, in buffer-slot order after the
@@ -39,7 +48,7 @@ struct Step {
   // it: the later parts of a Cat, the scatter half of an Assign.
   std::vector<const Node*> outputs;
   std::vector<const Node*> inputs;       // materialized nodes read, in buffer-slot order
-  Kernel kernel;
+  std::shared_ptr<KernelCode> code;  // Kernel steps
   std::vector<int64_t> params;
   int64_t parallel_extent = 1;
   std::string why;  // why this kernel boundary exists (for explain/dumps)
@@ -55,8 +64,12 @@ struct ScheduleOptions {
 };
 
 // Builds the schedule for evaluating `roots`. Nodes already evaluated (Buffer
-// nodes, nodes with a `realized` memo) are read from memory.
+// nodes, nodes with a `realized` memo) are read from memory. A graph of the
+// same structure as one scheduled before (same ops, shapes, attributes,
+// sharing and evaluated nodes) reuses that schedule: nothing is lowered again.
 Schedule schedule(const std::vector<NodePtr>& roots, const ScheduleOptions& options);
+// How many schedules were served from that cache (for tests and stats).
+int64_t schedule_cache_hits();
 
 // Whether a node already has a value in memory.
 inline bool has_value(const Node& n) { return n.op == Op::Buffer || n.realized != nullptr; }

@@ -36,6 +36,7 @@ JitStats stats() {
   JitStats s;
   s.evaluations = c.evaluations;
   s.schedules = c.schedules;
+  s.schedules_reused = c.schedule_requests - c.schedules;
   s.kernels_compiled = c.kernels_compiled;
   s.kernels_launched = c.kernels_launched;
   s.library_calls = c.library_calls;
@@ -49,7 +50,7 @@ JitStats stats() {
 
 void reset_stats() {
   jit::Counters& c = jit::counters();
-  for (auto* a : {&c.evaluations, &c.schedules, &c.kernels_compiled, &c.kernels_launched,
+  for (auto* a : {&c.evaluations, &c.schedules, &c.schedule_requests, &c.kernels_compiled, &c.kernels_launched,
                   &c.library_calls, &c.cache_hits_memory, &c.cache_hits_disk, &c.compile_ns,
                   &c.bytes_read, &c.bytes_written})
     a->store(0);

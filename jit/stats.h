@@ -9,7 +9,7 @@
 namespace kiln::jit {
 
 struct Counters {
-  std::atomic<int64_t> evaluations{0}, schedules{0}, kernels_compiled{0}, kernels_launched{0},
+  std::atomic<int64_t> evaluations{0}, schedules{0}, schedule_requests{0}, kernels_compiled{0}, kernels_launched{0},
       library_calls{0}, cache_hits_memory{0}, cache_hits_disk{0}, compile_ns{0}, bytes_read{0},
       bytes_written{0};
 };

@@ -128,7 +128,7 @@ TEST_CASE("jit fusion: kernels are shape-generic") {
   auto keys = [](const Shape& s) {
     Tensor x = data(s), y = data({s.back()});
     std::vector<std::string> k;
-    for (const auto& st : plan((x * 2 + y).softmax(1)).steps) k.push_back(st.kernel.key());
+    for (const auto& st : plan((x * 2 + y).softmax(1)).steps) k.push_back(st.code->ir.key());
     return k;
   };
   CHECK(keys({4, 5}) == keys({7, 3}));
@@ -192,4 +192,29 @@ TEST_CASE("jit fusion: outputs evaluated together share a kernel (horizontal fus
     CHECK(sv[k] == av[k] + bv[k]);
     CHECK(pv[k] == av[k] * bv[k]);
   }
+}
+
+TEST_CASE("jit: a graph seen before reuses its schedule") {
+  auto step = [](double scale) {
+    Tensor w = data({8, 3}, scale), x = data({8, 3}, 2 * scale);
+    return ((w * x).sum(1) + w.mean(1)).relu();
+  };
+  Tensor first = step(1.0);
+  jit::ScheduleOptions o;
+  jit::Schedule a = jit::schedule({first.impl()->node()}, o);
+  const int64_t hits = jit::schedule_cache_hits();
+  Tensor second = step(3.0);  // same structure and shapes, other data
+  jit::Schedule b = jit::schedule({second.impl()->node()}, o);
+  CHECK(jit::schedule_cache_hits() == hits + 1);
+  REQUIRE(a.steps.size() == b.steps.size());
+  CHECK(a.steps[0].code == b.steps[0].code);  // the very same kernel, no lowering
+  CHECK(b.steps[0].outputs[0] == second.impl()->node().get());  // bound to the new graph
+  check_values(second);
+  // A different shape is a different structure: scheduled anew (but compiles nothing new).
+  Tensor w = data({5, 3}), x = data({5, 3}, 2);
+  Tensor third = ((w * x).sum(1) + w.mean(1)).relu();
+  const int64_t before = jit::schedule_cache_hits();
+  jit::schedule({third.impl()->node()}, o);
+  CHECK(jit::schedule_cache_hits() == before);
+  check_values(third);
 }

@@ -587,3 +587,18 @@ TEST_CASE("reference: cuda nodes refuse to evaluate") {
   // ...but a cuda Buffer root is simply returned.
   CHECK(reference::evaluate({dev_buf})[0] == dev_buf->buffer);
 }
+
+TEST_CASE("reference: freed buffers are reused from the pool") {
+  Buffer::release_pool();
+  void* first;
+  {
+    BufferPtr a = Buffer::allocate(DType::Float32, 1000, Device());
+    first = a->data();
+  }
+  CHECK(Buffer::pooled_bytes() == 4032);  // 4000 bytes rounded to 64
+  BufferPtr b = Buffer::allocate(DType::Int32, 1000, Device());  // same rounded size
+  CHECK(b->data() == first);
+  CHECK(Buffer::pooled_bytes() == 0);
+  BufferPtr c = Buffer::allocate(DType::Float64, 1000, Device());  // another size: fresh memory
+  CHECK(c->data() != first);
+}

@@ -9,6 +9,7 @@ namespace kiln {
 struct JitStats {
   int64_t evaluations = 0;        // graph evaluations run by the JIT
   int64_t schedules = 0;          // graphs scheduled (partitioned and lowered)
+  int64_t schedules_reused = 0;   // graphs whose structure was seen before: schedule reused
   int64_t kernels_compiled = 0;   // kernels the backend compiled
   int64_t kernels_launched = 0;   // kernel runs
   int64_t library_calls = 0;      // BLAS / library calls (matmul)
