@@ -28,6 +28,24 @@ class Backend {
   // Identifies compiler + target for cache keys, e.g.
   // "llvm-19.1.7/skylake-avx512/+avx512f,+avx2,...".
   virtual std::string target_id() const = 0;
+
+  // Object-code entry points for the disk kernel cache (jit/kernel_cache.cpp).
+  // compile_object compiles k like compile(), naming its function `symbol`,
+  // emits the optimized module as a relocatable object, loads that object
+  // (so the code that runs is exactly what gets cached) and returns it in
+  // *object; a backend without object support leaves *object empty (nothing
+  // is cached). load_object loads an object that compile_object produced for
+  // the same target_id() and returns its function `symbol`, or nullptr when
+  // the object cannot be loaded. Every object gets its own symbol namespace,
+  // so one symbol may be loaded any number of times. Thread-safe.
+  virtual jit::KernelFn compile_object(const jit::Kernel& k, const std::string& symbol,
+                                       std::string* object) {
+    object->clear();
+    return compile(k).fn;
+  }
+  virtual jit::KernelFn load_object(const std::string& object, const std::string& symbol) {
+    return nullptr;
+  }
 };
 
 // The process-wide CPU backend: LLVM, or the stub when built without it.

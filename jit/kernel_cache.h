@@ -1,11 +1,53 @@
-// The in-memory kernel cache: kernel IR key -> compiled function. A graph
-// whose structure was seen before, at any shape, compiles nothing.
+// The kernel cache: kernel IR key -> compiled function, in memory and on
+// disk. A graph whose structure was seen before, at any shape, compiles
+// nothing; a kernel compiled by an earlier process is loaded from its object
+// file instead of compiled.
+//
+// The disk cache lives in $KILN_CACHE_DIR, else $XDG_CACHE_HOME/kiln, else
+// $HOME/.cache/kiln (created on first write); KILN_DISK_CACHE=0 turns it off.
+// One file per kernel, <32 hex digits>.kobj, the digits a 128-bit hash of the
+// full key (cache format version, the backend's target_id(): LLVM version,
+// host CPU and features, and Kernel::key()). File layout (native byte order):
+//
+//   offset  size  field
+//   0       8     magic "KILNKOBJ"
+//   8       4     format version (uint32, kDiskCacheVersion)
+//   12      4     key length K (uint32)
+//   16      8     payload length N (uint64)
+//   24      8     payload checksum (uint64 hash of the N payload bytes)
+//   32      K     the full key, compared with the requested one on load
+//   32+K    N     payload: the relocatable object file
+//
+// The file size must be exactly 32 + K + N. Any mismatch (magic, version,
+// size, checksum, key) or read error: the file is deleted, the kernel is
+// compiled and the file rewritten. Files are written to a temporary name in
+// the same directory and renamed into place, so readers never see a partial
+// file; write failures (read-only dir, full disk) are ignored.
 #pragma once
+
+#include <cstdint>
+#include <string>
 
 #include "jit/kernel_ir.h"
 
 namespace kiln::jit {
 
+inline constexpr uint32_t kDiskCacheVersion = 1;
+inline constexpr size_t kDiskCacheHeaderSize = 32;
+
+// The compiled function for k: from memory, from disk, or compiled now
+// (stats: cache_hits_memory, cache_hits_disk, kernels_compiled + compile time).
 KernelFn compiled_kernel(const Kernel& k);
+
+// For tests and tools. Forgets the in-memory cache (compiled functions stay
+// callable); the next compiled_kernel() of each kernel goes to disk.
+void clear_memory_kernel_cache();
+// The disk cache directory in use ("" = disk cache off), and an override of
+// the environment's choice ("" turns the disk cache off).
+std::string disk_cache_dir();
+void set_disk_cache_dir(const std::string& dir);
+// The cache file path for k with the current directory and backend ("" when
+// the disk cache is off or the backend cannot cache objects).
+std::string disk_cache_path(const Kernel& k);
 
 }  // namespace kiln::jit

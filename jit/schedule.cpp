@@ -321,6 +321,12 @@ constexpr size_t kScheduleCacheEntries = 1024;
 
 int64_t schedule_cache_hits() { return schedule_cache().hits.load(); }
 
+void clear_schedule_cache() {
+  ScheduleCache& c = schedule_cache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  c.entries.clear();
+}
+
 Schedule schedule(const std::vector<NodePtr>& roots, const ScheduleOptions& options) {
   Schedule s;
   Graph g = collect(roots);
@@ -367,7 +373,7 @@ Schedule schedule(const std::vector<NodePtr>& roots, const ScheduleOptions& opti
   }
   for (const Node* n : s.materialized) entry.materialized.push_back(index.at(n));
   std::lock_guard<std::mutex> lock(cache.mu);
-  if (cache.entries.size() >= kScheduleCacheEntries) cache.entries.clear();
+  if (cache.entries.size() >= kScheduleCacheEntries) cache.entries.erase(cache.entries.begin());
   cache.entries[sig.hash] = std::move(entry);
   return s;
 }

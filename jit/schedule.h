@@ -70,6 +70,8 @@ struct ScheduleOptions {
 Schedule schedule(const std::vector<NodePtr>& roots, const ScheduleOptions& options);
 // How many schedules were served from that cache (for tests and stats).
 int64_t schedule_cache_hits();
+// Forgets every cached schedule (and with them their kernels' functions).
+void clear_schedule_cache();
 
 // Whether a node already has a value in memory.
 inline bool has_value(const Node& n) { return n.op == Op::Buffer || n.realized != nullptr; }

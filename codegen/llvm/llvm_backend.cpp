@@ -6,7 +6,12 @@
 // the optimized IR and the assembly (on a clone, so the JIT's copy is
 // untouched), hands the module to the JIT and looks the symbol up. Library
 // calls the code needs (libm for float64 math, memset / memcpy) resolve
-// against the running process. Everything runs under one mutex. LLVM errors
+// against the running process. compile_object / load_object serve the disk
+// kernel cache (jit/kernel_cache.cpp): the optimized module is emitted as a
+// relocatable object with the host TargetMachine and that object is what the
+// JIT links, each into a JITDylib of its own (so one symbol, named by the
+// cache key's digest, can be loaded again after the in-memory cache is
+// dropped). Everything runs under one mutex. LLVM errors
 // become kiln::Error; LLVM's fatal-error handler is replaced while compiling
 // by one that throws kiln::Error instead of exiting.
 //
@@ -32,6 +37,7 @@
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/ErrorHandling.h>
+#include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
@@ -113,18 +119,7 @@ class LLVMBackend final : public Backend {
     llvm::ScopedFatalErrorHandler fatal(throw_fatal, nullptr);
     const std::string symbol = symbol_for(k.name, serial_++);
     auto ctx = std::make_unique<llvm::LLVMContext>();
-    auto mod = std::make_unique<llvm::Module>(symbol, *ctx);
-    mod->setDataLayout(tm_->createDataLayout());
-    mod->setTargetTriple(tm_->getTargetTriple().str());
-    {
-      llvmcg::Emitter e(*mod, cpu_, features_);
-      llvmcg::lower_kernel(e, k, symbol);
-    }
-    std::string verify_msg;
-    llvm::raw_string_ostream vos(verify_msg);
-    KILN_INTERNAL_ASSERT(!llvm::verifyModule(*mod, &vos), "kernel ", k.name,
-                         " lowered to invalid LLVM IR: ", vos.str());
-    optimize(*mod);
+    std::unique_ptr<llvm::Module> mod = build_module(k, symbol, *ctx);
     CompiledKernel out;
     if (want_ir) {
       llvm::raw_string_ostream os(out.llvm_ir);
@@ -141,7 +136,82 @@ class LLVMBackend final : public Backend {
     return out;
   }
 
+  jit::KernelFn compile_object(const jit::Kernel& k, const std::string& symbol,
+                               std::string* object) override {
+    KILN_CHECK(jit_, "jit", "the LLVM backend failed to initialize: ", init_error_);
+    std::lock_guard<std::mutex> lock(mu_);
+    llvm::ScopedFatalErrorHandler fatal(throw_fatal, nullptr);
+    object->clear();
+    {
+      llvm::LLVMContext ctx;
+      std::unique_ptr<llvm::Module> mod = build_module(k, symbol, ctx);
+      llvm::SmallVector<char, 0> buf;
+      llvm::raw_svector_ostream os(buf);
+      llvm::legacy::PassManager pm;
+      KILN_INTERNAL_ASSERT(!tm_->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile),
+                           "the host target cannot emit object files");
+      pm.run(*mod);
+      object->assign(buf.data(), buf.size());
+    }
+    std::string err;
+    jit::KernelFn fn = load_locked(*object, symbol, &err);
+    KILN_INTERNAL_ASSERT(fn != nullptr, "JIT could not load kernel ", k.name, ": ", err);
+    return fn;
+  }
+
+  jit::KernelFn load_object(const std::string& object, const std::string& symbol) override {
+    if (!jit_) return nullptr;
+    std::lock_guard<std::mutex> lock(mu_);
+    llvm::ScopedFatalErrorHandler fatal(throw_fatal, nullptr);
+    std::string err;
+    try {
+      return load_locked(object, symbol, &err);
+    } catch (const Error&) {
+      return nullptr;
+    }
+  }
+
  private:
+  // Lowers k to a fresh module in ctx with its entry function named `symbol`,
+  // verifies it and runs the O3 pipeline. Called under mu_.
+  std::unique_ptr<llvm::Module> build_module(const jit::Kernel& k, const std::string& symbol,
+                                             llvm::LLVMContext& ctx) {
+    auto mod = std::make_unique<llvm::Module>(symbol, ctx);
+    mod->setDataLayout(tm_->createDataLayout());
+    mod->setTargetTriple(tm_->getTargetTriple().str());
+    {
+      llvmcg::Emitter e(*mod, cpu_, features_);
+      llvmcg::lower_kernel(e, k, symbol);
+    }
+    std::string verify_msg;
+    llvm::raw_string_ostream vos(verify_msg);
+    KILN_INTERNAL_ASSERT(!llvm::verifyModule(*mod, &vos), "kernel ", k.name,
+                         " lowered to invalid LLVM IR: ", vos.str());
+    optimize(*mod);
+    return mod;
+  }
+
+  // Links an object into a JITDylib of its own (linked against the process's
+  // symbols: libm, memset) and looks `symbol` up; on failure removes the
+  // JITDylib, sets *err and returns nullptr. Called under mu_.
+  jit::KernelFn load_locked(const std::string& object, const std::string& symbol, std::string* err) {
+    auto jd = jit_->createJITDylib("kiln_obj_" + std::to_string(serial_++));
+    if (!jd) {
+      *err = take_error(jd.takeError());
+      return nullptr;
+    }
+    auto drop = [&](llvm::Error e) {
+      *err = take_error(std::move(e));
+      llvm::consumeError(jit_->getExecutionSession().removeJITDylib(*jd));
+      return nullptr;
+    };
+    auto buf = llvm::MemoryBuffer::getMemBufferCopy(object, symbol);
+    if (llvm::Error e = jit_->addObjectFile(*jd, std::move(buf))) return drop(std::move(e));
+    auto addr = jit_->lookup(*jd, symbol);
+    if (!addr) return drop(addr.takeError());
+    return addr->toPtr<jit::KernelFn>();
+  }
+
   void optimize(llvm::Module& m) {
     llvm::LoopAnalysisManager lam;
     llvm::FunctionAnalysisManager fam;
