@@ -206,22 +206,26 @@ Tensor Tensor::any(int64_t d, bool keepdim) const {
 }
 
 // ---- softmax / log_softmax over one dim, stabilized by the row max ----
+// x minus its max along dim `d` (after the dtype checks both share), and the
+// wrapped dim; an empty x comes back as is.
+static std::pair<Tensor, int64_t> shifted_by_max(const Tensor& t, int64_t d, std::optional<DType> dtype,
+                                                 const char* op, const char* what) {
+  Tensor x = t.to(check_floating(t, dtype, op, what));
+  int64_t w = wrap_dim(d, t.dim(), op);
+  if (x.numel() == 0) return {x, w};
+  return {x - x.amax({w}, true), w};
+}
+
 Tensor Tensor::softmax(int64_t d, std::optional<DType> dtype) const {
-  DType dt = check_floating(*this, dtype, "softmax", "softmax expects a floating point tensor.");
-  Tensor x = to(dt);
-  int64_t w = wrap_dim(d, dim(), "softmax");
-  if (x.numel() == 0) return x.clone();
-  Tensor shifted = x - x.amax({w}, true);
+  auto [shifted, w] = shifted_by_max(*this, d, dtype, "softmax", "softmax expects a floating point tensor.");
+  if (shifted.numel() == 0) return shifted.clone();
   Tensor e = shifted.exp();
   return e / e.sum(w, true);
 }
 
 Tensor Tensor::log_softmax(int64_t d, std::optional<DType> dtype) const {
-  DType dt = check_floating(*this, dtype, "log_softmax", "log_softmax expects a floating point tensor.");
-  Tensor x = to(dt);
-  int64_t w = wrap_dim(d, dim(), "log_softmax");
-  if (x.numel() == 0) return x.clone();
-  Tensor shifted = x - x.amax({w}, true);
+  auto [shifted, w] = shifted_by_max(*this, d, dtype, "log_softmax", "log_softmax expects a floating point tensor.");
+  if (shifted.numel() == 0) return shifted.clone();
   return shifted - shifted.exp().sum(w, true).log();
 }
 
