@@ -5,8 +5,10 @@
 //
 // A plain program with its own timing loop (std::chrono::steady_clock): each
 // variant runs once cold (kiln compiles here; timed apart as "first call"),
-// once more to warm up, then S samples of k calls each (k chosen so a sample
-// lasts >= 2 ms); the figure is the median over samples of the time per call.
+// once more to warm up (and check its result against the hand loop's), then
+// S samples of k calls each (k chosen so a sample lasts >= 2 ms; fewer
+// samples, never under 3, past 2.5 s per variant); the figure is the median
+// over samples of the time per call.
 // Every kiln call builds its graph anew and forces evaluation, as users run it.
 //
 //   fusion [--quick] [--threads N] [--samples S] [--sizes s,m,l] [--only NAME]
@@ -63,7 +65,7 @@ struct Options {
   int threads = 0;          // 0: KILN_NUM_THREADS if set, else 1
   int samples = 7;
   double min_sample_s = 2e-3;
-  double budget_s = 3.0;    // per variant: stop sampling past this, once 3 samples are in
+  double budget_s = 2.5;    // per variant: stop sampling past this, once 3 samples are in
   bool reuse_memory = false;  // --reuse-memory: keep freed memory in malloc's heap
   std::vector<int> sizes = {0, 1, 2};
   std::string only;         // run only workloads whose name contains this
@@ -142,18 +144,25 @@ struct Timing {
   int samples = 0, calls_per_sample = 0;
 };
 
-// One warm-up call, then `samples` samples of k calls each (fewer, but at
-// least 3, once the variant has run past opt.budget_s); per-call medians.
+// `samples` samples of k calls each (fewer, but at least 3, once the variant
+// has run past opt.budget_s); per-call medians. The first call picks k; it
+// counts as the first sample when k is 1 (every caller has run fn, or the
+// kiln graph it builds, at least once before: the first call is warm).
 Timing measure(const std::function<void()>& fn, const Options& opt) {
   const auto start = Clock::now();
+  double c0 = cpu_seconds();
   auto t0 = start;
   fn();
   const double once = std::max(seconds_since(t0), 1e-9);
   const int k = static_cast<int>(std::clamp(std::ceil(opt.min_sample_s / once), 1.0, 1e6));
   std::vector<double> v, cpu;
-  for (int s = 0; s < opt.samples; ++s) {
-    if (s >= 3 && seconds_since(start) > opt.budget_s) break;
-    const double c0 = cpu_seconds();
+  if (k == 1) {
+    v.push_back(once);
+    cpu.push_back(cpu_seconds() - c0);
+  }
+  while (static_cast<int>(v.size()) < opt.samples) {
+    if (v.size() >= 3 && seconds_since(start) > opt.budget_s) break;
+    c0 = cpu_seconds();
     t0 = Clock::now();
     for (int i = 0; i < k; ++i) fn();
     v.push_back(seconds_since(t0) / k);
@@ -466,6 +475,8 @@ struct Row {
   double compile_s_first = -1;
   double kernels_per_call = -1;
   double evaluations_per_call = -1;
+  double schedules_per_call = -1;         // graphs scheduled anew per warm call
+  double schedules_reused_per_call = -1;  // graphs whose cached schedule was reused
   double kernel_bytes_per_call = -1;  // bytes_read + bytes_written per call
   double error = -1;          // vs the hand loop
   bool ok = true;
@@ -515,6 +526,8 @@ Row run_kiln(const std::string& variant, Case& k, const Options& opt) {
     s = kiln::stats();
     row.kernels_per_call = static_cast<double>(s.kernels_launched);
     row.evaluations_per_call = static_cast<double>(s.evaluations);
+    row.schedules_per_call = static_cast<double>(s.schedules);
+    row.schedules_reused_per_call = static_cast<double>(s.schedules_reused);
     row.kernel_bytes_per_call = static_cast<double>(s.bytes_read + s.bytes_written);
     row.error = max_error(y.contiguous().to_vector<float>(), k.expect);
     row.ok = row.error <= k.check_tol;
@@ -653,7 +666,8 @@ int main(int argc, char** argv) {
                                     : (torch_version + ", " + std::to_string(threads) + " threads").c_str());
   if (opt.reuse_memory)
     std::printf("--reuse-memory: malloc without mmap or trimming (freed pages are reused)\n");
-  std::printf("median of %d samples (each >= %.0f ms of calls) after a cold and a warm-up call;\n"
+  std::printf("median of up to %d samples (at least 3; each >= %.0f ms of calls) after a cold\n"
+              "and a warm-up call;\n"
               "median: wall time per call; cpu: process CPU time per call (all threads);\n"
               "x hand / x fused: wall-time ratio (>1 = slower); GB/s: minimal traffic / time;\n"
               "kern/it, MB/it: kiln::stats() kernels launched and bytes moved per call;\n"
@@ -830,6 +844,8 @@ int main(int argc, char** argv) {
            << ", \"compile_s_first_call\": " << opt_num(w.compile_s_first)
            << ", \"kernels_per_call\": " << opt_num(w.kernels_per_call)
            << ", \"evaluations_per_call\": " << opt_num(w.evaluations_per_call)
+           << ", \"schedules_per_call\": " << opt_num(w.schedules_per_call)
+           << ", \"schedules_reused_per_call\": " << opt_num(w.schedules_reused_per_call)
            << ", \"kernel_bytes_per_call\": " << opt_num(w.kernel_bytes_per_call)
            << ", \"max_error\": " << opt_num(w.error) << ", \"ok\": " << (w.ok ? "true" : "false") << "}";
       }

@@ -341,7 +341,17 @@ class Lowering {
         const bool sum = a.combiner == Combiner::Sum;
         llvm::Value* v = cast_value(e_, x, xt, t);
         if (t == DType::Bool) next = sum ? b.CreateOr(cur, v) : b.CreateAnd(cur, v);
-        else if (is_float_dtype(t)) next = canonicalize(e_, sum ? b.CreateFAdd(cur, v) : b.CreateFMul(cur, v), t);
+        else if (is_float_dtype(t)) {
+          // Reassociation lets the loop vectorizer split the accumulator into
+          // vector lanes: the order is fixed by the code, not by threads, so
+          // results stay deterministic (and agree with the reference's
+          // double accumulation within the stated tolerances).
+          llvm::IRBuilderBase::FastMathFlagGuard guard(b);
+          llvm::FastMathFlags fmf;
+          fmf.setAllowReassoc();
+          b.setFastMathFlags(fmf);
+          next = canonicalize(e_, sum ? b.CreateFAdd(cur, v) : b.CreateFMul(cur, v), t);
+        }
         else next = canonicalize(e_, sum ? b.CreateAdd(cur, v) : b.CreateMul(cur, v), t);
         break;
       }
