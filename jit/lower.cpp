@@ -384,6 +384,7 @@ class Lowerer {
   struct Row {
     bool active = false;
     Shape full;          // the shape every reduction reduces
+    const Node* source = nullptr;  // the first reduction's input: its sizes are the rows' params
     std::vector<int64_t> dims;
     Idx outer;           // index over the keepdim shape: outer loop vars, 0 on reduced dims
     std::vector<Stmt>* body = nullptr;  // where reduction loop nests are appended
@@ -432,18 +433,24 @@ class Lowerer {
     upd.acc = acc;
     upd.value = v;
     if (c == Combiner::ArgMax || c == Combiner::ArgMin) upd.index = inner[row_.dims[0]];
-    std::vector<Stmt> body{upd};
+    row_.body->push_back(init);
+    row_.body->push_back(reduced_nest({upd}, loops));
+    row_.acc.emplace(n, acc);
+    return read_acc(n, acc);
+  }
+
+  // `body` inside one loop per reduced dim of the rows (outermost first).
+  Stmt reduced_nest(std::vector<Stmt> body, const std::vector<int32_t>& loops) {
+    KILN_INTERNAL_ASSERT(!loops.empty() && loops.size() == row_.dims.size(), "loop nest of the wrong depth");
     for (size_t j = loops.size(); j-- > 0;) {
       Stmt loop{StmtKind::Loop};
       loop.loop = loops[j];
-      loop.extent = size_of(x, row_.dims[j]);
+      loop.extent = size_of(row_.source, row_.dims[j]);
       loop.body = std::move(body);
+      if (j == 0) return loop;
       body = {std::move(loop)};
     }
-    row_.body->push_back(init);
-    for (Stmt& s : body) row_.body->push_back(std::move(s));
-    row_.acc.emplace(n, acc);
-    return read_acc(n, acc);
+    return {};
   }
 
   ValueId read_acc(const Node* n, int32_t acc) {
@@ -586,6 +593,7 @@ class Lowerer {
     const Node* x = r0->inputs[0].get();
     row_.active = true;
     row_.full = x->shape;
+    row_.source = x;
     row_.dims.assign(r0->attrs.ints.begin(), r0->attrs.ints.end());
     std::vector<int64_t> outer_dims;
     for (int64_t d = 0; d < x->rank(); ++d)
@@ -631,14 +639,7 @@ class Lowerer {
     if (!per_element.empty()) {
       std::vector<Stmt> inner;
       for (size_t j : per_element) store(&inner, slots[j], flats[j], values[j]);
-      for (size_t l = final_loops.size(); l-- > 0;) {
-        Stmt loop{StmtKind::Loop};
-        loop.loop = final_loops[l];
-        loop.extent = size_of(x, row_.dims[l]);
-        loop.body = std::move(inner);
-        inner = {std::move(loop)};
-      }
-      for (Stmt& st : inner) body->push_back(std::move(st));
+      body->push_back(reduced_nest(std::move(inner), final_loops));
     }
     k_.body = std::move(top);
     return finish();
