@@ -78,16 +78,6 @@ void write(char* base, DType dt, int64_t idx, DType from, V v) {
   });
 }
 
-int64_t int_pow(int64_t base, int64_t exp) {
-  if (exp < 0) return base == 1 ? 1 : base == -1 ? ((exp & 1) ? -1 : 1) : 0;
-  uint64_t r = 1, b = static_cast<uint64_t>(base);
-  for (uint64_t e = static_cast<uint64_t>(exp); e; e >>= 1) {
-    if (e & 1) r *= b;
-    b *= b;
-  }
-  return static_cast<int64_t>(r);
-}
-
 struct Acc {
   V v;
   int64_t where = -1;
@@ -303,7 +293,7 @@ class Interp {
       case VOp::Mul: r.i = static_cast<int64_t>(a * b); break;
       case VOp::Div: r.i = sb == 0 ? 0 : sa / sb; break;
       case VOp::Mod: r.i = sb == 0 ? 0 : sa % sb; break;
-      case VOp::Pow: r.i = int_pow(sa, sb); break;
+      case VOp::Pow: r.i = reference::int_pow(sa, sb); break;
       case VOp::Max: r.i = std::max(sa, sb); break;
       case VOp::Min: r.i = std::min(sa, sb); break;
       case VOp::Neg: r.i = static_cast<int64_t>(0 - a); break;

@@ -24,6 +24,7 @@ using jit::ValueId;
 using jit::VOp;
 using reference::cast_value;
 using reference::compute_t;
+using reference::int_pow;
 
 namespace {
 
@@ -204,15 +205,6 @@ template <typename T> std::vector<T> samples() {
 }
 
 int64_t wrap_neg(int64_t x) { return static_cast<int64_t>(uint64_t{0} - static_cast<uint64_t>(x)); }
-int64_t int_pow(int64_t base, int64_t exp) {
-  if (exp < 0) return base == 1 ? 1 : base == -1 ? ((exp & 1) ? -1 : 1) : 0;
-  uint64_t r = 1, b = static_cast<uint64_t>(base);
-  for (uint64_t e = static_cast<uint64_t>(exp); e; e >>= 1) {
-    if (e & 1) r *= b;
-    b *= b;
-  }
-  return static_cast<int64_t>(r);
-}
 
 // op(x [, y]) for dtype T, stored as T (or bool for comparisons / LogicalNot).
 template <typename T> void model(VOp op, const T* x, const T* y, const bool* c, Buf& out, size_t n) {

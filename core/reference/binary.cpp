@@ -32,21 +32,6 @@ template <typename T, typename F> void compare(const Buffer& a, const Buffer& b,
 inline uint64_t u(int64_t v) { return static_cast<uint64_t>(v); }
 inline int64_t s(uint64_t v) { return static_cast<int64_t>(v); }
 
-// Integer power by repeated squaring. A negative exponent gives 1 for base 1,
-// +-1 for base -1 (by the exponent's parity), and 0 for every other base.
-int64_t int_pow(int64_t base, int64_t exp) {
-  if (exp < 0) {
-    if (base == 1) return 1;
-    if (base == -1) return (exp & 1) ? -1 : 1;
-    return 0;
-  }
-  uint64_t result = 1, b = u(base);
-  for (uint64_t e = u(exp); e != 0; e >>= 1) {
-    if (e & 1) result *= b;
-    b *= b;
-  }
-  return s(result);
-}
 
 template <typename T> void binary_op(Op op, const Buffer& a, const Buffer& b, Buffer& out) {
   using C = compute_t<T>;

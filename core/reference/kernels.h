@@ -104,6 +104,23 @@ template <typename To, typename From> To cast_value(From v) {
   }
 }
 
+// Integer power by repeated squaring, wrapping mod 2^64. A negative exponent
+// gives 1 for base 1, +-1 for base -1 (by the exponent's parity), and 0 for
+// every other base. Shared by the reference, the IR interpreter and the tests.
+inline int64_t int_pow(int64_t base, int64_t exp) {
+  if (exp < 0) {
+    if (base == 1) return 1;
+    if (base == -1) return (exp & 1) ? -1 : 1;
+    return 0;
+  }
+  uint64_t result = 1, b = static_cast<uint64_t>(base);
+  for (uint64_t e = static_cast<uint64_t>(exp); e != 0; e >>= 1) {
+    if (e & 1) result *= b;
+    b *= b;
+  }
+  return static_cast<int64_t>(result);
+}
+
 // Whether a value is NaN (false for every non-floating type).
 template <typename C> bool is_nan(C v) {
   if constexpr (std::is_floating_point_v<C>) {
