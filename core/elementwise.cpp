@@ -51,10 +51,93 @@ void check_binary_dtypes(Op op, DType a, DType b, const char* name) {
                "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
 }
 
-Tensor finish(Op op, DType compute, const Shape& shape, Device dev, std::vector<NodePtr> ins,
-              bool rg) {
+Tensor finish(Op op, DType compute, const Shape& shape, Device dev, std::vector<NodePtr> ins) {
   DType out = is_comparison(op) ? DType::Bool : compute;
-  return make_tensor(make_node(op, out, dev, shape, std::move(ins)), rg && !is_comparison(op));
+  return make_tensor(make_node(op, out, dev, shape, std::move(ins)));
+}
+
+// The backward functions of the elementwise ops; each saves what its rule
+// reads and nothing more (what PyTorch saves, so the same in-place writes
+// are refused).
+void record_binary(Op op, const Tensor& out, const Tensor& a, const Tensor& b) {
+  if (!autograd::should_record({&a, &b})) return;
+  autograd::FunctionPtr f;
+  switch (op) {
+    case Op::Add: record(GradFn::AddBackward0, out, {&a, &b}); return;
+    case Op::Sub: record(GradFn::SubBackward0, out, {&a, &b}); return;
+    case Op::Mul:
+      f = record(GradFn::MulBackward0, out, {&a, &b});
+      f->save(b, f->needs(0));
+      f->save(a, f->needs(1));
+      return;
+    case Op::Div:
+      f = record(GradFn::DivBackward0, out, {&a, &b});
+      f->save(b);
+      f->save(a, f->needs(1));
+      return;
+    case Op::Pow:
+      f = record(GradFn::PowBackward1, out, {&a, &b});
+      f->save(a);
+      f->save(b);
+      f->save_output(out);
+      return;
+    case Op::Maximum:
+    case Op::Minimum:
+      f = record(op == Op::Maximum ? GradFn::MaximumBackward0 : GradFn::MinimumBackward0, out, {&a, &b});
+      f->save(a);
+      f->save(b);
+      return;
+    default: return;  // comparisons: not differentiable
+  }
+}
+
+void record_scalar(Op op, const Tensor& out, const Tensor& a, const Scalar& s, bool scalar_first) {
+  if (!autograd::should_record({&a})) return;
+  autograd::FunctionPtr f;
+  switch (op) {
+    case Op::Add: f = record(GradFn::AddBackward0, out, {&a}); break;
+    case Op::Sub: f = record(scalar_first ? GradFn::RsubBackward1 : GradFn::SubBackward0, out, {&a}); break;
+    case Op::Mul: f = record(GradFn::MulBackward0, out, {&a}); break;
+    case Op::Div:
+      f = record(scalar_first ? GradFn::RdivBackward0 : GradFn::DivBackward0, out, {&a});
+      if (scalar_first) f->save(a);
+      break;
+    case Op::Pow:
+      if (scalar_first) {
+        f = record(GradFn::RpowBackward1, out, {&a});
+        f->save_output(out);
+        f->save(a);
+      } else {
+        f = record(GradFn::PowBackward0, out, {&a});
+        f->save(a);
+      }
+      break;
+    default: return;  // comparisons; maximum/minimum with a scalar are clamp's
+  }
+  f->reals.push_back(s.to_double());
+}
+
+void record_unary(Op op, const Tensor& out, const Tensor& in) {
+  if (!autograd::should_record({&in})) return;
+  enum { kNothing, kInput, kOutput } save = kNothing;
+  GradFn kind;
+  switch (op) {
+    case Op::Neg: kind = GradFn::NegBackward0; break;
+    case Op::Exp: kind = GradFn::ExpBackward0; save = kOutput; break;
+    case Op::Log: kind = GradFn::LogBackward0; save = kInput; break;
+    case Op::Sqrt: kind = GradFn::SqrtBackward0; save = kOutput; break;
+    case Op::Rsqrt: kind = GradFn::RsqrtBackward0; save = kOutput; break;
+    case Op::Abs: kind = GradFn::AbsBackward0; save = kInput; break;
+    case Op::Sin: kind = GradFn::SinBackward0; save = kInput; break;
+    case Op::Cos: kind = GradFn::CosBackward0; save = kInput; break;
+    case Op::Tanh: kind = GradFn::TanhBackward0; save = kOutput; break;
+    case Op::Sigmoid: kind = GradFn::SigmoidBackward0; save = kOutput; break;
+    case Op::Relu: kind = GradFn::ReluBackward0; save = kOutput; break;
+    default: return;
+  }
+  autograd::FunctionPtr f = record(kind, out, {&in});
+  if (save == kInput) f->save(in);
+  if (save == kOutput) f->save_output(out);
 }
 }  // namespace
 
@@ -77,9 +160,10 @@ Tensor binary_op(Op op, const Tensor& a, const Tensor& b, const char* name) {
   check_binary_dtypes(op, a.dtype(), b.dtype(), name);
   DType ct = binary_compute_type(op, result_type(a, b));
   Shape shape = broadcast_shapes(a.sizes(), b.sizes(), name);
-  return finish(op, ct, shape, a.device(),
-                {prepare(a, ct, shape, name), prepare(b, ct, shape, name)},
-                any_requires_grad({&a, &b}));
+  Tensor out = finish(op, ct, shape, a.device(),
+                      {prepare(a, ct, shape, name), prepare(b, ct, shape, name)});
+  record_binary(op, out, a, b);
+  return out;
 }
 
 Tensor binary_op(Op op, const Tensor& a, const Scalar& b, const char* name, bool scalar_first) {
@@ -90,19 +174,24 @@ Tensor binary_op(Op op, const Tensor& a, const Scalar& b, const char* name, bool
   NodePtr x = prepare(a, ct, shape, name);
   NodePtr y = expand_node(scalar_node(b, ct, a.device()), shape);
   std::vector<NodePtr> ins = scalar_first ? std::vector<NodePtr>{y, x} : std::vector<NodePtr>{x, y};
-  return finish(op, ct, shape, a.device(), std::move(ins), a.requires_grad());
+  Tensor out = finish(op, ct, shape, a.device(), std::move(ins));
+  record_scalar(op, out, a, b, scalar_first);
+  return out;
 }
 
 namespace {
 Tensor unary_float(Op op, const Tensor& t, const char* name) {
   NodePtr n = node_of(t, name);
   DType ct = floating_compute_type(t.dtype());
-  return make_tensor(make_node(op, ct, t.device(), t.sizes(), {cast_node(n, ct)}),
-                     t.requires_grad());
+  Tensor out = make_tensor(make_node(op, ct, t.device(), t.sizes(), {cast_node(n, ct)}));
+  record_unary(op, out, t);
+  return out;
 }
 Tensor unary_same(Op op, const Tensor& t, const char* name) {
   NodePtr n = node_of(t, name);
-  return make_tensor(make_node(op, t.dtype(), t.device(), t.sizes(), {n}), t.requires_grad());
+  Tensor out = make_tensor(make_node(op, t.dtype(), t.device(), t.sizes(), {n}));
+  record_unary(op, out, t);
+  return out;
 }
 // alpha * b for a + alpha * b: checked against, and computed in, the dtype
 // of the whole op (PyTorch's common dtype of a and b), not b's alone.
@@ -169,7 +258,18 @@ Tensor Tensor::sin() const { return unary_float(Op::Sin, *this, "sin"); }
 Tensor Tensor::cos() const { return unary_float(Op::Cos, *this, "cos"); }
 Tensor Tensor::tanh() const { return unary_float(Op::Tanh, *this, "tanh"); }
 Tensor Tensor::sigmoid() const { return unary_float(Op::Sigmoid, *this, "sigmoid"); }
-Tensor Tensor::square() const { return mul(*this); }
+Tensor Tensor::square() const {
+  Tensor out;
+  {
+    AutoGradMode no_grad(false);
+    out = mul(*this);
+  }
+  if (auto f = record(GradFn::PowBackward0, out, {this})) {
+    f->save(*this);
+    f->reals.push_back(2.0);
+  }
+  return out;
+}
 Tensor Tensor::logical_not() const {
   NodePtr n = node_of(*this, "logical_not");
   return make_tensor(make_node(Op::LogicalNot, DType::Bool, device(), sizes(), {n}));
@@ -183,9 +283,18 @@ Tensor Tensor::clamp(std::optional<Scalar> lo, std::optional<Scalar> hi) const {
   if (hi) s.add(*hi);
   DType ct = s.result();
   Tensor x = to(ct);
-  if (lo) x = binary_op(Op::Maximum, x, *lo, "clamp");
-  if (hi) x = binary_op(Op::Minimum, x, *hi, "clamp");
-  return x;
+  Tensor out = x;
+  {
+    AutoGradMode no_grad(false);
+    if (lo) out = binary_op(Op::Maximum, out, *lo, "clamp");
+    if (hi) out = binary_op(Op::Minimum, out, *hi, "clamp");
+  }
+  if (auto f = record(GradFn::ClampBackward1, out, {&x})) {
+    f->save(x);
+    f->ints = {lo.has_value(), hi.has_value()};
+    f->reals = {lo ? lo->to_double() : 0.0, hi ? hi->to_double() : 0.0};
+  }
+  return out;
 }
 
 #define KILN_COMPARISON(method, OP)                                                         \
@@ -207,10 +316,11 @@ Tensor where(const Tensor& c, const Tensor& a, const Tensor& b) {
              scalar_type_name(c.dtype()));
   DType ct = result_type(a, b);
   Shape shape = broadcast_shapes(broadcast_shapes(c.sizes(), a.sizes(), "where"), b.sizes(), "where");
-  return make_tensor(make_node(Op::Where, ct, a.device(), shape,
-                               {prepare(c, DType::Bool, shape, "where"),
-                                prepare(a, ct, shape, "where"), prepare(b, ct, shape, "where")}),
-                     any_requires_grad({&a, &b}));
+  Tensor out = make_tensor(make_node(Op::Where, ct, a.device(), shape,
+                                     {prepare(c, DType::Bool, shape, "where"),
+                                      prepare(a, ct, shape, "where"), prepare(b, ct, shape, "where")}));
+  if (auto f = record(GradFn::WhereBackward0, out, {&c, &a, &b})) f->save(c);
+  return out;
 }
 Tensor where(const Tensor& c, const Tensor& a, Scalar b) {
   DType ct = result_type(a, b);

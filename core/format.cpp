@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "kiln/autograd.h"
 #include "kiln/tensor.h"
 
 namespace kiln {
@@ -242,8 +243,10 @@ std::string to_string(const Tensor& t) {
     const Formatter fmt(values, sample);
     body = tensor_str(Layout{sizes, strides, fmt, summarize}, 0, 0, indent);
   }
-  // PyTorch prints grad_fn=<...> for a non-leaf; that comes with autograd.
-  if (t.requires_grad() && t.is_leaf()) suffixes.push_back("requires_grad=True");
+  if (auto fn = t.grad_fn())
+    suffixes.push_back("grad_fn=<" + fn->name() + ">");
+  else if (t.requires_grad())
+    suffixes.push_back("requires_grad=True");
   return add_suffixes(prefix + body, suffixes, indent);
 }
 

@@ -1,7 +1,9 @@
 // In-place ops. A write never mutates a node: it computes the new value of
 // the written region, then replaces the storage's node with an Assign node
 // (old value, region replaced) and bumps the storage's version, so the base
-// and every view on the storage see it.
+// and every view on the storage see it. Autograd: the function recorded by
+// the out-of-place op becomes the written tensor's history (through
+// CopySlices on the base when it is a view), as PyTorch's rebase_history.
 #include <algorithm>
 
 #include "core/ops_common.h"
@@ -30,19 +32,25 @@ void write_into(const Tensor& dst, NodePtr value, const char* op) {
                              std::move(a)));
 }
 
+// After a write to self: its history, or (grad mode off) the step boundary.
+void finish_write(const Tensor& self, const autograd::FunctionPtr& fn) {
+  if (fn) autograd::rebase_history(self, fn);
+  else if (!GradMode::is_enabled() && self.impl()->requires_grad && !self.impl()->grad_fn &&
+           !self.impl()->view_base)
+    autograd::note_leaf_update(self);
+}
+
 // self = result of an out-of-place op on self: checks PyTorch's in-place rules.
 Tensor& assign_result(Tensor& self, const Tensor& result, const char* op) {
+  autograd::check_inplace(self, op);
   KILN_CHECK(can_cast(result.dtype(), self.dtype()), op, "result type ",
              scalar_type_name(result.dtype()), " can't be cast to the desired output type ",
              scalar_type_name(self.dtype()));
   KILN_CHECK(result.sizes() == self.sizes(), op, "output with shape ", self.sizes(),
              " doesn't match the broadcast shape ", result.sizes());
   NodePtr v = cast_node(node_of(result, op), self.dtype());
-  if (result.requires_grad() && !self.requires_grad()) {
-    self.impl()->requires_grad = true;
-    self.impl()->is_leaf = false;
-  }
   write_into(self, v, op);
+  finish_write(self, result.impl()->grad_fn);
   return self;
 }
 
@@ -118,7 +126,6 @@ Tensor& Tensor::clamp_(std::optional<Scalar> lo, std::optional<Scalar> hi) {
   return assign_result(*this, clamp(lo, hi), "clamp_");
 }
 
-Tensor& Tensor::zero_() { return fill_(0); }
 
 // fill_ may write an expanded view, as in PyTorch: every element gets the
 // same value, so it writes each memory location once (stride-0 dims collapse).
@@ -133,13 +140,19 @@ static Tensor distinct_locations(const Tensor& t) {
   return collapsed ? make_view(t, sizes, t.strides(), t.storage_offset()) : t;
 }
 
-Tensor& Tensor::fill_(Scalar v) {
-  check_defined(*this, "fill_");
-  check_fill_value(v, dtype(), "fill_");
-  Tensor dst = distinct_locations(*this);
-  write_into(dst, full_node(dst.sizes(), v, dtype(), device()), "fill_");
-  return *this;
+static Tensor& fill_scalar(Tensor& self, Scalar v, GradFn kind, const char* op) {
+  check_defined(self, op);
+  autograd::check_inplace(self, op);
+  check_fill_value(v, self.dtype(), op);
+  auto fn = autograd::make_function(kind, {&self});
+  Tensor dst = distinct_locations(self);
+  write_into(dst, full_node(dst.sizes(), v, self.dtype(), self.device()), op);
+  finish_write(self, fn);
+  return self;
 }
+Tensor& Tensor::fill_(Scalar v) { return fill_scalar(*this, v, GradFn::FillBackward0, "fill_"); }
+Tensor& Tensor::zero_() { return fill_scalar(*this, 0, GradFn::ZeroBackward0, "zero_"); }
+
 
 Tensor& Tensor::fill_(const Tensor& v) {
   check_defined(*this, "fill_");
@@ -147,14 +160,13 @@ Tensor& Tensor::fill_(const Tensor& v) {
              v.dim(), " dimensions.");
   // The value is read before the write (PyTorch reads it as a scalar), so a
   // value aliasing this tensor is fine.
+  autograd::check_inplace(*this, "fill_");
+  auto fn = autograd::make_function(GradFn::FillBackward2, {this, &v});
   Tensor dst = distinct_locations(*this);
   NodePtr n = node_of(v, "fill_");
   if (v.device() != device()) n = make_node(Op::ToDevice, n->dtype, device(), n->shape, {n});
   write_into(dst, expand_node(cast_node(n, dtype()), dst.sizes()), "fill_");
-  if (v.requires_grad() && !requires_grad()) {
-    impl()->requires_grad = true;
-    impl()->is_leaf = false;
-  }
+  finish_write(*this, fn);
   return *this;
 }
 
@@ -162,17 +174,16 @@ Tensor& Tensor::copy_(const Tensor& src) {
   check_defined(*this, "copy_");
   check_defined(src, "copy_");
   check_no_partial_overlap(*this, src, "copy_");
+  autograd::check_inplace(*this, "copy_");
   Shape b = broadcast_shapes(sizes(), src.sizes(), "copy_");
   KILN_CHECK(b == sizes(), "copy_", "output with shape ", sizes(),
              " doesn't match the broadcast shape ", b, " (copy_ from ", src.sizes(), ")");
   NodePtr v = node_of(src, "copy_");
   if (src.device() != device()) v = make_node(Op::ToDevice, v->dtype, device(), v->shape, {v});
   v = expand_node(cast_node(v, dtype()), sizes());
-  if (src.requires_grad() && !requires_grad()) {
-    impl()->requires_grad = true;
-    impl()->is_leaf = false;
-  }
+  auto fn = autograd::make_function(GradFn::CopyBackwards, {this, &src});
   write_into(*this, v, "copy_");
+  finish_write(*this, fn);
   return *this;
 }
 

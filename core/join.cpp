@@ -33,11 +33,19 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
     out[d] += t.sizes()[d];
     nodes.push_back(cast_node(node_of(t, "cat"), dt));
   }
-  if (nodes.size() == 1) return make_tensor(nodes[0], first.requires_grad());
-  Attrs a;
-  a.ints = {d};
-  return make_tensor(make_node(Op::Cat, dt, first.device(), out, std::move(nodes), std::move(a)),
-                     any_requires_grad(ptrs));
+  Tensor r;
+  if (nodes.size() == 1) {
+    r = make_tensor(nodes[0]);
+  } else {
+    Attrs a;
+    a.ints = {d};
+    r = make_tensor(make_node(Op::Cat, dt, first.device(), out, std::move(nodes), std::move(a)));
+  }
+  if (auto f = record(GradFn::CatBackward0, r, parts)) {
+    f->ints.push_back(d);
+    for (const Tensor* t : parts) f->ints.push_back(t->sizes()[d]);
+  }
+  return r;
 }
 
 Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
@@ -51,9 +59,17 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
     KILN_CHECK(tensors[i].sizes() == tensors[0].sizes(), "stack",
                "stack expects each tensor to be equal size, but got ", tensors[0].sizes(),
                " at entry 0 and ", tensors[i].sizes(), " at entry ", i);
-    parts.push_back(tensors[i].unsqueeze(d));
   }
-  return cat(parts, d);
+  Tensor r;
+  {
+    AutoGradMode no_grad(false);
+    for (const Tensor& t : tensors) parts.push_back(t.unsqueeze(d));
+    r = cat(parts, d);
+  }
+  std::vector<const Tensor*> inputs;
+  for (const Tensor& t : tensors) inputs.push_back(&t);
+  if (auto f = record(GradFn::StackBackward0, r, inputs)) f->ints = {d};
+  return r;
 }
 
 }  // namespace kiln

@@ -47,7 +47,18 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   Shape final_shape = batch;
   if (a.dim() > 1) final_shape.push_back(M);
   if (b.dim() > 1) final_shape.push_back(N);
-  return make_tensor(reshape_node(r, final_shape), any_requires_grad({&a, &b}));
+  Tensor out = make_tensor(reshape_node(r, final_shape));
+  if (autograd::should_record({&a, &b})) {
+    GradFn kind = a.dim() == 2 && b.dim() == 2   ? GradFn::MmBackward0
+                  : a.dim() == 2 && b.dim() == 1 ? GradFn::MvBackward0
+                  : a.dim() == 1 && b.dim() == 1 ? GradFn::DotBackward0
+                  : a.dim() == 1 && b.dim() == 2 ? GradFn::SqueezeBackward3
+                                                 : GradFn::BmmBackward;
+    autograd::FunctionPtr f = record(kind, out, {&a, &b});
+    f->save(a, f->needs(1));
+    f->save(b, f->needs(0));
+  }
+  return out;
 }
 
 Tensor mm(const Tensor& a, const Tensor& b) {

@@ -104,12 +104,6 @@ void check_same_device(const char* op, const std::vector<const Tensor*>& tensors
   }
 }
 
-bool any_requires_grad(const std::vector<const Tensor*>& tensors) {
-  for (const Tensor* t : tensors)
-    if (t->requires_grad()) return true;
-  return false;
-}
-
 void check_fill_value(const Scalar& v, DType dtype, const char* op) {
   // c10::overflows: unsigned targets accept negatives that wrap (-1 -> 255);
   // floating targets accept inf and NaN; integer targets refuse NaN.

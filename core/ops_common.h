@@ -5,11 +5,16 @@
 #include <optional>
 #include <vector>
 
+#include "core/autograd/function.h"
 #include "core/tensor_impl.h"
 #include "kiln/error.h"
 #include "kiln/functions.h"
 
 namespace kiln {
+
+// Ops record their backward functions (core/autograd/function.h).
+using autograd::GradFn;
+using autograd::record;
 
 // Python-style dim: -1 is the last. A 0-dim tensor accepts -1 and 0.
 int64_t wrap_dim(int64_t dim, int64_t rank, const char* op);
@@ -31,11 +36,14 @@ NodePtr reshape_node(const NodePtr& n, const Shape& shape);
 
 // "Expected all tensors to be on the same device, but found at least two devices, ..."
 void check_same_device(const char* op, const std::vector<const Tensor*>& tensors);
-bool any_requires_grad(const std::vector<const Tensor*>& tensors);
 void check_shape_nonneg(const Shape& sizes, const char* op);
 // A fill value (full, fill_) must fit the dtype, as PyTorch's checked
 // Scalar conversion: "value cannot be converted to type uint8_t without overflow".
 void check_fill_value(const Scalar& v, DType dtype, const char* op);
+
+// t / count, the count being a runtime value of the kernel (see
+// shape_scalar_node), so a new shape needs no new kernel. Differentiable.
+Tensor divide_by_count(const Tensor& t, int64_t count);
 
 // Elementwise builders (elementwise.cpp), shared by the in-place ops.
 Tensor binary_op(Op op, const Tensor& a, const Tensor& b, const char* name);

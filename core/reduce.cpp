@@ -2,7 +2,8 @@
 // argmin, var, std, all, any, softmax, log_softmax. Primitive reductions are
 // one Reduce node kept in keepdim form, viewed without the reduced dims when
 // keepdim is false; mean, var, std and the softmaxes are compositions of
-// primitives, so the JIT can fuse their chains and autograd needs no rule.
+// primitives, so the JIT can fuse their chains. Each public op records one
+// backward function (its PyTorch name) with ints {keepdim, dims...}.
 #include <algorithm>
 
 #include "core/ops_common.h"
@@ -30,7 +31,7 @@ Shape normalize_dims(const Shape& dims, int64_t rank, const char* op) {
 
 // One primitive reduction node over `dims` (normalized) of t cast to `in`.
 Tensor reduce(const Tensor& t, Op op, const Shape& dims, bool keepdim, DType in, DType out,
-              const char* name, bool differentiable = true) {
+              const char* name) {
   NodePtr x = cast_node(node_of(t, name), in);
   Shape rdims = dims;
   const bool scalar = t.dim() == 0;
@@ -49,7 +50,23 @@ Tensor reduce(const Tensor& t, Op op, const Shape& dims, bool keepdim, DType in,
       if (keepdim || !std::binary_search(rdims.begin(), rdims.end(), static_cast<int64_t>(d)))
         final_shape.push_back(kept[d]);
   }
-  return make_tensor(reshape_node(r, final_shape), differentiable && t.requires_grad());
+  return make_tensor(reshape_node(r, final_shape));
+}
+
+// Records a reduction's backward function: ints {keepdim, dims...}.
+autograd::FunctionPtr record_reduction(GradFn kind, const Tensor& out, const Tensor& in,
+                                       const Shape& dims, bool keepdim) {
+  autograd::FunctionPtr f = record(kind, out, {&in});
+  if (f) {
+    f->ints.reserve(dims.size() + 1);
+    f->ints.push_back(keepdim);
+    f->ints.insert(f->ints.end(), dims.begin(), dims.end());
+  }
+  return f;
+}
+
+void relabel(const Tensor& t, GradFn kind) {
+  if (t.impl()->grad_fn) t.impl()->grad_fn->kind = kind;
 }
 
 DType sum_dtype(DType in, std::optional<DType> requested) {
@@ -69,13 +86,6 @@ void check_nonempty_dims(const Tensor& t, const Shape& dims, const char* op) {
                " to have non-zero size. (input shape ", t.sizes(), ")");
 }
 
-// t / count, the count being a runtime value of the kernel (see shape_scalar_node).
-Tensor divide_by_count(const Tensor& t, int64_t count) {
-  NodePtr n = node_of(t, "mean");
-  NodePtr c = expand_node(shape_scalar_node(static_cast<double>(count), t.dtype(), t.device()), t.sizes());
-  return make_tensor(make_node(Op::Div, t.dtype(), t.device(), t.sizes(), {n, c}), t.requires_grad());
-}
-
 DType check_floating(const Tensor& t, std::optional<DType> dtype, const char* op, const char* what) {
   DType d = dtype.value_or(t.dtype());
   KILN_CHECK(is_floating_point(d), op, what, " Got: ", scalar_type_name(d),
@@ -84,13 +94,27 @@ DType check_floating(const Tensor& t, std::optional<DType> dtype, const char* op
 }
 }  // namespace
 
+Tensor divide_by_count(const Tensor& t, int64_t count) {
+  NodePtr n = node_of(t, "mean");
+  NodePtr c = expand_node(shape_scalar_node(static_cast<double>(count), t.dtype(), t.device()), t.sizes());
+  Tensor out = make_tensor(make_node(Op::Div, t.dtype(), t.device(), t.sizes(), {n, c}));
+  if (auto f = record(GradFn::DivBackward0, out, {&t})) f->reals.push_back(static_cast<double>(count));
+  return out;
+}
+
 // ---- sum / mean / prod ----
 Tensor Tensor::sum(const Shape& dims, bool keepdim, std::optional<DType> dtype) const {
   Shape d = normalize_dims(dims, dim(), "sum");
   DType out = sum_dtype(this->dtype(), dtype);
-  return reduce(*this, Op::Sum, d, keepdim, out, out, "sum");
+  Tensor r = reduce(*this, Op::Sum, d, keepdim, out, out, "sum");
+  record_reduction(GradFn::SumBackward1, r, *this, d, keepdim);
+  return r;
 }
-Tensor Tensor::sum(std::optional<DType> dtype) const { return sum(Shape{}, false, dtype); }
+Tensor Tensor::sum(std::optional<DType> dtype) const {
+  Tensor r = sum(Shape{}, false, dtype);
+  relabel(r, GradFn::SumBackward0);
+  return r;
+}
 Tensor Tensor::sum(int64_t d, bool keepdim, std::optional<DType> dtype) const {
   return sum(Shape{d}, keepdim, dtype);
 }
@@ -100,57 +124,95 @@ Tensor Tensor::mean(const Shape& dims, bool keepdim, std::optional<DType> dtype)
                            "mean(): could not infer output dtype. Input dtype must be either a "
                            "floating point or complex dtype.");
   Shape nd = normalize_dims(dims, dim(), "mean");
-  Tensor s = reduce(*this, Op::Sum, nd, keepdim, d, d, "mean");
-  return divide_by_count(s, reduced_count(*this, nd));
+  Tensor r;
+  {
+    AutoGradMode no_grad(false);
+    r = divide_by_count(reduce(*this, Op::Sum, nd, keepdim, d, d, "mean"), reduced_count(*this, nd));
+  }
+  record_reduction(GradFn::MeanBackward1, r, *this, nd, keepdim);
+  return r;
 }
-Tensor Tensor::mean(std::optional<DType> dtype) const { return mean(Shape{}, false, dtype); }
+Tensor Tensor::mean(std::optional<DType> dtype) const {
+  Tensor r = mean(Shape{}, false, dtype);
+  relabel(r, GradFn::MeanBackward0);
+  return r;
+}
 Tensor Tensor::mean(int64_t d, bool keepdim, std::optional<DType> dtype) const {
   return mean(Shape{d}, keepdim, dtype);
 }
 
+static Tensor prod_impl(const Tensor& t, const Shape& dims, bool keepdim, std::optional<DType> dtype,
+                        GradFn kind) {
+  DType out = sum_dtype(t.dtype(), dtype);
+  Tensor r = reduce(t, Op::Prod, dims, keepdim, out, out, "prod");
+  if (auto f = record_reduction(kind, r, t, dims, keepdim)) {
+    f->save(t);
+    f->save_output(r);
+  }
+  return r;
+}
 Tensor Tensor::prod(std::optional<DType> dtype) const {
-  DType out = sum_dtype(this->dtype(), dtype);
-  return reduce(*this, Op::Prod, normalize_dims({}, dim(), "prod"), false, out, out, "prod");
+  return prod_impl(*this, normalize_dims({}, dim(), "prod"), false, dtype, GradFn::ProdBackward0);
 }
 Tensor Tensor::prod(int64_t d, bool keepdim, std::optional<DType> dtype) const {
-  DType out = sum_dtype(this->dtype(), dtype);
-  return reduce(*this, Op::Prod, normalize_dims({d}, dim(), "prod"), keepdim, out, out, "prod");
+  return prod_impl(*this, normalize_dims({d}, dim(), "prod"), keepdim, dtype, GradFn::ProdBackward1);
 }
 
 // ---- max / min ----
 Tensor Tensor::amax(const Shape& dims, bool keepdim) const {
   Shape d = normalize_dims(dims, dim(), "amax");
   check_nonempty_dims(*this, d, "amax");
-  return reduce(*this, Op::Max, d, keepdim, dtype(), dtype(), "amax");
+  Tensor r = reduce(*this, Op::Max, d, keepdim, dtype(), dtype(), "amax");
+  if (auto f = record_reduction(GradFn::AmaxBackward0, r, *this, d, keepdim)) {
+    f->save(*this);
+    f->save_output(r);
+  }
+  return r;
 }
 Tensor Tensor::amin(const Shape& dims, bool keepdim) const {
   Shape d = normalize_dims(dims, dim(), "amin");
   check_nonempty_dims(*this, d, "amin");
-  return reduce(*this, Op::Min, d, keepdim, dtype(), dtype(), "amin");
+  Tensor r = reduce(*this, Op::Min, d, keepdim, dtype(), dtype(), "amin");
+  if (auto f = record_reduction(GradFn::AminBackward0, r, *this, d, keepdim)) {
+    f->save(*this);
+    f->save_output(r);
+  }
+  return r;
 }
 Tensor Tensor::max() const {
   KILN_CHECK(numel() > 0, "max",
              "max(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
              "reduction dim with the 'dim' argument.");
-  return amax({}, false);
+  Tensor r = amax({}, false);
+  relabel(r, GradFn::MaxBackward1);
+  return r;
 }
 Tensor Tensor::min() const {
   KILN_CHECK(numel() > 0, "min",
              "min(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
              "reduction dim with the 'dim' argument.");
-  return amin({}, false);
+  Tensor r = amin({}, false);
+  relabel(r, GradFn::MinBackward1);
+  return r;
+}
+// values and indices; the gradient goes to the element at the index.
+static std::tuple<Tensor, Tensor> indexed_extremum(const Tensor& t, int64_t d, bool keepdim, bool max) {
+  const char* name = max ? "max" : "min";
+  Shape nd = normalize_dims({d}, t.dim(), name);
+  check_nonempty_dims(t, nd, name);
+  Tensor values = reduce(t, max ? Op::Max : Op::Min, nd, keepdim, t.dtype(), t.dtype(), name);
+  Tensor indices = reduce(t, max ? Op::ArgMax : Op::ArgMin, nd, keepdim, t.dtype(), DType::Int64, name);
+  if (auto f = record(max ? GradFn::MaxBackward0 : GradFn::MinBackward0, values, {&t})) {
+    f->ints = {t.dim() == 0 ? 0 : nd[0], keepdim};
+    f->save(indices);
+  }
+  return {values, indices};
 }
 std::tuple<Tensor, Tensor> Tensor::max(int64_t d, bool keepdim) const {
-  Shape nd = normalize_dims({d}, dim(), "max");
-  check_nonempty_dims(*this, nd, "max");
-  return {reduce(*this, Op::Max, nd, keepdim, dtype(), dtype(), "max"),
-          reduce(*this, Op::ArgMax, nd, keepdim, dtype(), DType::Int64, "max", false)};
+  return indexed_extremum(*this, d, keepdim, true);
 }
 std::tuple<Tensor, Tensor> Tensor::min(int64_t d, bool keepdim) const {
-  Shape nd = normalize_dims({d}, dim(), "min");
-  check_nonempty_dims(*this, nd, "min");
-  return {reduce(*this, Op::Min, nd, keepdim, dtype(), dtype(), "min"),
-          reduce(*this, Op::ArgMin, nd, keepdim, dtype(), DType::Int64, "min", false)};
+  return indexed_extremum(*this, d, keepdim, false);
 }
 
 static Tensor arg_reduce(const Tensor& t, Op op, std::optional<int64_t> dim, bool keepdim,
@@ -159,11 +221,11 @@ static Tensor arg_reduce(const Tensor& t, Op op, std::optional<int64_t> dim, boo
     KILN_CHECK(t.numel() > 0, name, name,
                "(): Expected reduction dim to be specified for input.numel() == 0.");
     Tensor flat = t.reshape({-1});
-    return reduce(flat, op, {0}, false, t.dtype(), DType::Int64, name, false);
+    return reduce(flat, op, {0}, false, t.dtype(), DType::Int64, name);
   }
   Shape nd = normalize_dims({*dim}, t.dim(), name);
   check_nonempty_dims(t, nd, name);
-  return reduce(t, op, nd, keepdim, t.dtype(), DType::Int64, name, false);
+  return reduce(t, op, nd, keepdim, t.dtype(), DType::Int64, name);
 }
 Tensor Tensor::argmax(std::optional<int64_t> d, bool keepdim) const {
   return arg_reduce(*this, Op::ArgMax, d, keepdim, "argmax");
@@ -177,32 +239,52 @@ Tensor Tensor::var(const Shape& dims, bool unbiased, bool keepdim) const {
   check_floating(*this, std::nullopt, "var", "std and var only support floating point and complex dtypes.");
   Shape nd = normalize_dims(dims, dim(), "var");
   int64_t n = reduced_count(*this, nd);
-  Tensor mu = divide_by_count(reduce(*this, Op::Sum, nd, true, dtype(), dtype(), "var"), n);
-  Tensor dev = *this - mu;
-  Tensor ss = reduce(dev * dev, Op::Sum, nd, keepdim, dtype(), dtype(), "var");
-  return divide_by_count(ss, std::max<int64_t>(n - (unbiased ? 1 : 0), 0));
+  Tensor r;
+  {
+    AutoGradMode no_grad(false);
+    Tensor mu = divide_by_count(reduce(*this, Op::Sum, nd, true, dtype(), dtype(), "var"), n);
+    Tensor dev = *this - mu;
+    Tensor ss = reduce(dev * dev, Op::Sum, nd, keepdim, dtype(), dtype(), "var");
+    r = divide_by_count(ss, std::max<int64_t>(n - (unbiased ? 1 : 0), 0));
+  }
+  if (auto f = record_reduction(GradFn::VarBackward0, r, *this, nd, keepdim)) {
+    f->reals.push_back(unbiased ? 1.0 : 0.0);
+    f->save(*this);
+  }
+  return r;
 }
 Tensor Tensor::var(bool unbiased) const { return var(Shape{}, unbiased, false); }
 Tensor Tensor::var(int64_t d, bool unbiased, bool keepdim) const { return var(Shape{d}, unbiased, keepdim); }
 Tensor Tensor::std(const Shape& dims, bool unbiased, bool keepdim) const {
-  return var(dims, unbiased, keepdim).sqrt();
+  Tensor r;
+  {
+    AutoGradMode no_grad(false);
+    r = var(dims, unbiased, keepdim).sqrt();
+  }
+  Shape nd = normalize_dims(dims, dim(), "std");
+  if (auto f = record_reduction(GradFn::StdBackward0, r, *this, nd, keepdim)) {
+    f->reals.push_back(unbiased ? 1.0 : 0.0);
+    f->save(*this);
+    f->save_output(r);
+  }
+  return r;
 }
-Tensor Tensor::std(bool unbiased) const { return var(unbiased).sqrt(); }
-Tensor Tensor::std(int64_t d, bool unbiased, bool keepdim) const { return var(d, unbiased, keepdim).sqrt(); }
+Tensor Tensor::std(bool unbiased) const { return std(Shape{}, unbiased, false); }
+Tensor Tensor::std(int64_t d, bool unbiased, bool keepdim) const { return std(Shape{d}, unbiased, keepdim); }
 
 // ---- all / any ----
 static DType logical_reduce_dtype(DType in) { return in == DType::UInt8 ? DType::UInt8 : DType::Bool; }
 Tensor Tensor::all() const {
-  return reduce(*this, Op::All, normalize_dims({}, dim(), "all"), false, dtype(), logical_reduce_dtype(dtype()), "all", false);
+  return reduce(*this, Op::All, normalize_dims({}, dim(), "all"), false, dtype(), logical_reduce_dtype(dtype()), "all");
 }
 Tensor Tensor::all(int64_t d, bool keepdim) const {
-  return reduce(*this, Op::All, normalize_dims({d}, dim(), "all"), keepdim, dtype(), logical_reduce_dtype(dtype()), "all", false);
+  return reduce(*this, Op::All, normalize_dims({d}, dim(), "all"), keepdim, dtype(), logical_reduce_dtype(dtype()), "all");
 }
 Tensor Tensor::any() const {
-  return reduce(*this, Op::Any, normalize_dims({}, dim(), "any"), false, dtype(), logical_reduce_dtype(dtype()), "any", false);
+  return reduce(*this, Op::Any, normalize_dims({}, dim(), "any"), false, dtype(), logical_reduce_dtype(dtype()), "any");
 }
 Tensor Tensor::any(int64_t d, bool keepdim) const {
-  return reduce(*this, Op::Any, normalize_dims({d}, dim(), "any"), keepdim, dtype(), logical_reduce_dtype(dtype()), "any", false);
+  return reduce(*this, Op::Any, normalize_dims({d}, dim(), "any"), keepdim, dtype(), logical_reduce_dtype(dtype()), "any");
 }
 
 // ---- softmax / log_softmax over one dim, stabilized by the row max ----
@@ -217,16 +299,42 @@ static std::pair<Tensor, int64_t> shifted_by_max(const Tensor& t, int64_t d, std
 }
 
 Tensor Tensor::softmax(int64_t d, std::optional<DType> dtype) const {
-  auto [shifted, w] = shifted_by_max(*this, d, dtype, "softmax", "softmax expects a floating point tensor.");
-  if (shifted.numel() == 0) return shifted.clone();
-  Tensor e = shifted.exp();
-  return e / e.sum(w, true);
+  Tensor x = to(check_floating(*this, dtype, "softmax", "softmax expects a floating point tensor."));
+  Tensor r;
+  int64_t w;
+  {
+    AutoGradMode no_grad(false);
+    auto [shifted, dim] = shifted_by_max(x, d, std::nullopt, "softmax", "");
+    w = dim;
+    if (shifted.numel() == 0) {
+      r = shifted.clone();
+    } else {
+      Tensor e = shifted.exp();
+      r = e / e.sum(w, true);
+    }
+  }
+  if (auto f = record(GradFn::SoftmaxBackward0, r, {&x})) {
+    f->ints = {w};
+    f->save_output(r);
+  }
+  return r;
 }
 
 Tensor Tensor::log_softmax(int64_t d, std::optional<DType> dtype) const {
-  auto [shifted, w] = shifted_by_max(*this, d, dtype, "log_softmax", "log_softmax expects a floating point tensor.");
-  if (shifted.numel() == 0) return shifted.clone();
-  return shifted - shifted.exp().sum(w, true).log();
+  Tensor x = to(check_floating(*this, dtype, "log_softmax", "log_softmax expects a floating point tensor."));
+  Tensor r;
+  int64_t w;
+  {
+    AutoGradMode no_grad(false);
+    auto [shifted, dim] = shifted_by_max(x, d, std::nullopt, "log_softmax", "");
+    w = dim;
+    r = shifted.numel() == 0 ? shifted.clone() : shifted - shifted.exp().sum(w, true).log();
+  }
+  if (auto f = record(GradFn::LogSoftmaxBackward0, r, {&x})) {
+    f->ints = {w};
+    f->save_output(r);
+  }
+  return r;
 }
 
 }  // namespace kiln

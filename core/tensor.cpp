@@ -85,15 +85,55 @@ bool Tensor::is_alias_of(const Tensor& o) const {
   return defined() && o.defined() && impl_->storage == o.impl()->storage;
 }
 
-// ---- autograd flags (the autograd issue adds backward) ----
-bool Tensor::requires_grad() const { return defined() && impl_->requires_grad; }
-bool Tensor::is_leaf() const { return impl_of(*this, "is_leaf").is_leaf; }
+// ---- autograd (the engine is core/autograd/) ----
+bool Tensor::requires_grad() const {
+  if (!defined()) return false;
+  if (impl_->requires_grad) return true;
+  // A view of a tensor that gained a history through an in-place write.
+  return impl_->view_base && impl_->view_base->grad_fn && autograd::grad_fn_of(*impl_);
+}
+bool Tensor::is_leaf() const {
+  return !autograd::grad_fn_of(const_cast<TensorImpl&>(impl_of(*this, "is_leaf")));
+}
+std::shared_ptr<autograd::Node> Tensor::grad_fn() const {
+  return autograd::grad_fn_of(const_cast<TensorImpl&>(impl_of(*this, "grad_fn")));
+}
+void Tensor::backward(const Tensor& gradient, std::optional<bool> retain_graph,
+                      bool create_graph) const {
+  autograd::backward({*this}, {gradient}, retain_graph, create_graph);
+}
+void Tensor::retain_grad() const {
+  TensorImpl& t = const_cast<TensorImpl&>(impl_of(*this, "retain_grad"));
+  KILN_CHECK(t.requires_grad || requires_grad(), "retain_grad",
+             "can't retain_grad on Tensor that has requires_grad=False");
+  auto fn = autograd::grad_fn_of(t);
+  if (!fn || t.retains_grad) return;  // a leaf keeps its grad anyway
+  t.retains_grad = true;
+  fn->retained.push_back(impl_);
+}
+bool Tensor::retains_grad() const { return impl_of(*this, "retains_grad").retains_grad; }
+int64_t Tensor::_version() const {
+  return static_cast<int64_t>(impl_of(*this, "_version").storage->version);
+}
+void Tensor::set_grad(const Tensor& g) {
+  TensorImpl& t = const_cast<TensorImpl&>(impl_of(*this, "set_grad"));
+  if (g.defined()) {
+    KILN_CHECK(g.sizes() == t.sizes, "set_grad", "assigned grad has data of a different size (grad ",
+               g.sizes(), ", tensor ", t.sizes, ")");
+    KILN_CHECK(g.dtype() == t.dtype(), "set_grad", "assigned grad has data of a different type (grad ",
+               scalar_type_name(g.dtype()), ", tensor ", scalar_type_name(t.dtype()), ")");
+    KILN_CHECK(g.device() == t.device(), "set_grad",
+               "assigned grad has data located on a different device (grad ", g.device(),
+               ", tensor ", t.device(), ")");
+  }
+  t.grad = g;
+}
 Tensor& Tensor::requires_grad_(bool r) {
   TensorImpl& t = const_cast<TensorImpl&>(impl_of(*this, "requires_grad_"));
   KILN_CHECK(!r || kiln::is_floating_point(t.dtype()), "requires_grad_",
              "only Tensors of floating point dtype can require gradients (got ",
              dtype_name(t.dtype()), ")");
-  KILN_CHECK(t.is_leaf || r, "requires_grad_",
+  KILN_CHECK(!t.grad_fn || r, "requires_grad_",
              "you can only change requires_grad flags of leaf variables. If you want to use a "
              "computed variable in a subgraph that doesn't require differentiation use "
              "var_no_grad = var.detach().");
@@ -165,13 +205,17 @@ Tensor Tensor::to(DType d) const {
   KILN_CHECK(!requires_grad() || kiln::is_floating_point(d), "to",
              "only Tensors of floating point dtype can require gradients (converting to ",
              dtype_name(d), ")");
-  return make_tensor(cast_node(n, d), requires_grad());
+  Tensor out = make_tensor(cast_node(n, d));
+  record(GradFn::ToCopyBackward0, out, {this});
+  return out;
 }
 
 Tensor Tensor::to(Device dev) const {
   NodePtr n = node_of(*this, "to");
   if (dev == device()) return *this;
-  return make_tensor(make_node(Op::ToDevice, n->dtype, dev, n->shape, {n}), requires_grad());
+  Tensor out = make_tensor(make_node(Op::ToDevice, n->dtype, dev, n->shape, {n}));
+  record(GradFn::ToCopyBackward0, out, {this});
+  return out;
 }
 
 Tensor Tensor::to(Device dev, DType d) const { return to(dev).to(d); }

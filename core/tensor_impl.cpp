@@ -51,7 +51,6 @@ Tensor make_tensor(NodePtr node, bool requires_grad) {
   impl->storage = std::make_shared<Storage>();
   impl->storage->node = std::move(node);
   impl->requires_grad = requires_grad;
-  impl->is_leaf = !requires_grad;
   if (impl->storage->node->depth > kAutoEvalDepth) realize({impl.get()});
   return Tensor(std::move(impl));
 }
@@ -62,8 +61,9 @@ Tensor make_view(const Tensor& base, Shape sizes, Shape strides, int64_t offset)
   impl->sizes = std::move(sizes);
   impl->strides = std::move(strides);
   impl->offset = offset;
-  impl->requires_grad = base.impl()->requires_grad;
-  impl->is_leaf = !impl->requires_grad;
+  const TensorImpl& b = *base.impl();
+  impl->view_base = b.view_base ? b.view_base : base.impl_ptr();
+  impl->view_version = impl->storage->version;
   return Tensor(std::move(impl));
 }
 

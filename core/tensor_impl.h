@@ -16,6 +16,10 @@
 
 namespace kiln {
 
+namespace autograd {
+struct Function;
+}
+
 struct Storage {
   NodePtr node;          // the current value; its numel is the storage's numel
   uint64_t version = 0;  // bumped by every in-place write
@@ -34,10 +38,18 @@ struct TensorImpl {
   Shape strides;  // in elements
   int64_t offset = 0;
 
-  // autograd state (the autograd issue builds on these)
+  // ---- autograd state (core/autograd/) ----
+  // A leaf requires grad when the user says so; a result, when it has a
+  // grad_fn (the backward function that produced it). is_leaf == !grad_fn.
   bool requires_grad = false;
-  bool is_leaf = true;
+  bool retains_grad = false;
   Tensor grad;
+  std::shared_ptr<autograd::Function> grad_fn;
+  std::shared_ptr<autograd::Function> grad_accumulator;  // a leaf's AccumulateGrad
+  // A view: the non-view tensor it was taken of, and the storage version
+  // its grad_fn describes (an in-place write since regenerates it).
+  std::shared_ptr<TensorImpl> view_base;
+  uint64_t view_version = 0;
 
   // The node that reads this tensor's value: the storage node itself when the
   // tensor covers it contiguously, else an AsStrided view of it. Cached until
@@ -59,9 +71,9 @@ struct TensorImpl {
 // Strides of a row-major tensor of these sizes.
 Shape contiguous_strides(const Shape& sizes);
 
-// A tensor owning a new storage whose value is `node`.
+// A tensor owning a new storage whose value is `node` (a leaf).
 Tensor make_tensor(NodePtr node, bool requires_grad = false);
-// A tensor viewing `base`'s storage.
+// A view of `base`'s storage (autograd sees it as a view of base).
 Tensor make_view(const Tensor& base, Shape sizes, Shape strides, int64_t offset);
 // The value node of a defined tensor (raises for an undefined one).
 NodePtr node_of(const Tensor& t, const char* op);

@@ -87,7 +87,9 @@ Tensor Tensor::select(int64_t dim, int64_t index) const {
   Shape sizes = t.sizes, strides = t.strides;
   sizes.erase(sizes.begin() + d);
   strides.erase(strides.begin() + d);
-  return make_view(*this, sizes, strides, t.offset + index * t.strides[d]);
+  Tensor out = make_view(*this, sizes, strides, t.offset + index * t.strides[d]);
+  if (auto f = record(GradFn::SelectBackward0, out, {this})) f->ints = {d, index};
+  return out;
 }
 
 Tensor Tensor::slice(int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end,
@@ -107,7 +109,9 @@ Tensor Tensor::slice(int64_t dim, std::optional<int64_t> start, std::optional<in
   Shape sizes = t.sizes, strides = t.strides;
   sizes[d] = len;
   strides[d] = t.strides[d] * step;
-  return make_view(*this, sizes, strides, t.offset + s * t.strides[d]);
+  Tensor out = make_view(*this, sizes, strides, t.offset + s * t.strides[d]);
+  if (auto f = record(GradFn::SliceBackward0, out, {this})) f->ints = {d, s, std::max(e, s), step};
+  return out;
 }
 
 Tensor Tensor::narrow(int64_t dim, int64_t start, int64_t length) const {
@@ -130,15 +134,23 @@ Tensor Tensor::view(const Shape& shape) const {
              "view size is not compatible with input tensor's size and stride (at least one "
              "dimension spans across two contiguous subspaces). Use .reshape(...) instead. (sizes ",
              t.sizes, ", strides ", t.strides, ", requested ", shape, ")");
-  return make_view(*this, s, *strides, t.offset);
+  Tensor out = make_view(*this, s, *strides, t.offset);
+  record(GradFn::ViewBackward0, out, {this});
+  return out;
 }
 
 Tensor Tensor::reshape(const Shape& shape) const {
   const TensorImpl& t = impl_of(*this, "reshape");
   Shape s = infer_shape(shape, t.numel(), "reshape");
-  if (auto strides = view_strides(t.sizes, t.strides, s))
-    return make_view(*this, s, *strides, t.offset);
-  return clone().view(s);
+  if (auto strides = view_strides(t.sizes, t.strides, s)) {
+    Tensor out = make_view(*this, s, *strides, t.offset);
+    record(GradFn::ReshapeAliasBackward0, out, {this});
+    return out;
+  }
+  // Not expressible as a view: a new storage holding the values in order.
+  Tensor out = make_tensor(reshape_node(node_of(*this, "reshape"), s));
+  record(GradFn::UnsafeViewBackward0, out, {this});
+  return out;
 }
 
 Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
@@ -158,7 +170,14 @@ Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
 
 Tensor Tensor::t() const {
   KILN_CHECK(dim() <= 2, "t", "t() expects a tensor with <= 2 dimensions, but self is ", dim(), "D");
-  return dim() < 2 ? make_view(*this, sizes(), strides(), storage_offset()) : transpose(0, 1);
+  if (dim() < 2) {
+    Tensor out = make_view(*this, sizes(), strides(), storage_offset());
+    record(GradFn::TBackward0, out, {this});
+    return out;
+  }
+  Tensor out = transpose(0, 1);
+  if (out.impl()->grad_fn) out.impl()->grad_fn->kind = GradFn::TBackward0;
+  return out;
 }
 
 Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const {
@@ -169,23 +188,30 @@ Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const {
     std::swap(sizes[a], sizes[b]);
     std::swap(strides[a], strides[b]);
   }
-  return make_view(*this, sizes, strides, t.offset);
+  Tensor out = make_view(*this, sizes, strides, t.offset);
+  if (auto f = record(GradFn::TransposeBackward0, out, {this})) {
+    if (!t.sizes.empty()) f->ints = {a, b};
+  }
+  return out;
 }
 
 Tensor Tensor::permute(const Shape& dims) const {
   const TensorImpl& t = impl_of(*this, "permute");
   KILN_CHECK(static_cast<int64_t>(dims.size()) == dim(), "permute",
              "number of dims don't match in permute (tensor has ", dim(), " dims, got ", dims, ")");
-  Shape sizes(dims.size()), strides(dims.size());
+  Shape sizes(dims.size()), strides(dims.size()), wrapped(dims.size());
   std::vector<bool> used(dims.size(), false);
   for (size_t i = 0; i < dims.size(); ++i) {
     int64_t d = wrap_dim(dims[i], dim(), "permute");
     KILN_CHECK(!used[d], "permute", "permute(): duplicate dims are not allowed. (dims ", dims, ")");
     used[d] = true;
+    wrapped[i] = d;
     sizes[i] = t.sizes[d];
     strides[i] = t.strides[d];
   }
-  return make_view(*this, sizes, strides, t.offset);
+  Tensor out = make_view(*this, sizes, strides, t.offset);
+  if (auto f = record(GradFn::PermuteBackward0, out, {this})) f->ints = wrapped;
+  return out;
 }
 
 Tensor Tensor::squeeze() const {
@@ -196,22 +222,26 @@ Tensor Tensor::squeeze() const {
       sizes.push_back(t.sizes[i]);
       strides.push_back(t.strides[i]);
     }
-  return make_view(*this, sizes, strides, t.offset);
+  Tensor out = make_view(*this, sizes, strides, t.offset);
+  record(GradFn::SqueezeBackward0, out, {this});
+  return out;
 }
 
 Tensor Tensor::squeeze(int64_t dim) const {
   const TensorImpl& t = impl_of(*this, "squeeze");
+  Shape sizes = t.sizes, strides = t.strides;
   if (this->dim() == 0) {
     wrap_dim(dim, 0, "squeeze");
-    return make_view(*this, t.sizes, t.strides, t.offset);
+  } else {
+    int64_t d = wrap_dim(dim, this->dim(), "squeeze");
+    if (sizes[d] == 1) {
+      sizes.erase(sizes.begin() + d);
+      strides.erase(strides.begin() + d);
+    }
   }
-  int64_t d = wrap_dim(dim, this->dim(), "squeeze");
-  Shape sizes = t.sizes, strides = t.strides;
-  if (sizes[d] == 1) {
-    sizes.erase(sizes.begin() + d);
-    strides.erase(strides.begin() + d);
-  }
-  return make_view(*this, sizes, strides, t.offset);
+  Tensor out = make_view(*this, sizes, strides, t.offset);
+  record(GradFn::SqueezeBackward1, out, {this});
+  return out;
 }
 
 Tensor Tensor::unsqueeze(int64_t dim) const {
@@ -221,7 +251,9 @@ Tensor Tensor::unsqueeze(int64_t dim) const {
   int64_t stride = d < this->dim() ? t.sizes[d] * t.strides[d] : 1;
   sizes.insert(sizes.begin() + d, 1);
   strides.insert(strides.begin() + d, stride);
-  return make_view(*this, sizes, strides, t.offset);
+  Tensor out = make_view(*this, sizes, strides, t.offset);
+  record(GradFn::UnsqueezeBackward0, out, {this});
+  return out;
 }
 
 Tensor Tensor::expand(const Shape& target) const {
@@ -251,7 +283,40 @@ Tensor Tensor::expand(const Shape& target) const {
     strides[i] = have == want ? t.strides[d] : 0;
   }
   check_shape_nonneg(sizes, "expand");  // a numel that overflows
-  return make_view(*this, sizes, strides, t.offset);
+  Tensor out = make_view(*this, sizes, strides, t.offset);
+  record(GradFn::ExpandBackward0, out, {this});
+  return out;
+}
+
+Tensor Tensor::as_strided(const Shape& size, const Shape& stride,
+                          std::optional<int64_t> storage_offset) const {
+  const TensorImpl& t = impl_of(*this, "as_strided");
+  KILN_CHECK(size.size() == stride.size(), "as_strided", "mismatch in length of strides and shape (",
+             size, " and ", stride, ")");
+  const int64_t offset = storage_offset.value_or(t.offset);
+  KILN_CHECK(offset >= 0, "as_strided", "Tensor: invalid storage offset ", offset);
+  check_shape_nonneg(size, "as_strided");
+  int64_t last = offset;  // the highest element read
+  for (size_t i = 0; i < size.size(); ++i) {
+    KILN_CHECK(stride[i] >= 0, "as_strided", "as_strided: Negative strides are not supported at the "
+               "moment, got strides: ", stride);
+    if (size[i] == 0) last = -1;
+    if (last >= 0) last += (size[i] - 1) * stride[i];
+  }
+  const int64_t storage = t.storage->numel();
+  KILN_CHECK(last < storage, "as_strided", "setStorage: sizes ", size, ", strides ", stride,
+             ", storage offset ", offset, ", and itemsize ", element_size(), " requiring a storage size of ",
+             (last + 1) * static_cast<int64_t>(element_size()), " are out of bounds for storage of size ",
+             storage * static_cast<int64_t>(element_size()));
+  Tensor out = make_view(*this, size, stride, offset);
+  if (auto f = record(GradFn::AsStridedBackward0, out, {this})) {
+    f->ints = {storage, t.offset, static_cast<int64_t>(t.sizes.size())};
+    f->ints.insert(f->ints.end(), t.strides.begin(), t.strides.end());
+    f->view_sizes = size;
+    f->view_strides = stride;
+    f->view_offset = offset;
+  }
+  return out;
 }
 
 Tensor Tensor::contiguous() const {
@@ -261,17 +326,20 @@ Tensor Tensor::contiguous() const {
 
 Tensor Tensor::clone() const {
   // A new storage whose value is this tensor's value: no copy until evaluated.
-  Tensor out = make_tensor(node_of(*this, "clone"), requires_grad());
+  Tensor out = make_tensor(node_of(*this, "clone"));
+  record(GradFn::CloneBackward0, out, {this});
   return out;
 }
 
 Tensor Tensor::detach() const {
   const TensorImpl& t = impl_of(*this, "detach");
+  // Shares the storage (and its version counter) but not the history.
   Tensor out = make_view(*this, t.sizes, t.strides, t.offset);
-  out.impl()->requires_grad = false;
-  out.impl()->is_leaf = true;
+  out.impl()->view_base.reset();
   return out;
 }
+
+Tensor Tensor::data() const { return detach(); }
 
 std::vector<Tensor> Tensor::split(int64_t split_size, int64_t dim) const {
   KILN_CHECK(this->dim() > 0, "split", "split expects at least a 1-dimensional tensor");
@@ -283,6 +351,8 @@ std::vector<Tensor> Tensor::split(int64_t split_size, int64_t dim) const {
   std::vector<Tensor> out;
   if (size == 0) return {narrow(d, 0, 0)};
   for (int64_t s = 0; s < size; s += split_size) out.push_back(narrow(d, s, std::min(split_size, size - s)));
+  for (Tensor& t : out)
+    if (t.impl()->grad_fn) t.impl()->grad_fn->kind = GradFn::SplitBackward0;
   return out;
 }
 
@@ -320,6 +390,8 @@ std::vector<Tensor> Tensor::unbind(int64_t dim) const {
   int64_t d = wrap_dim(dim, this->dim(), "unbind");
   std::vector<Tensor> out;
   for (int64_t i = 0; i < sizes()[d]; ++i) out.push_back(select(d, i));
+  for (Tensor& t : out)
+    if (t.impl()->grad_fn) t.impl()->grad_fn->kind = GradFn::UnbindBackward0;
   return out;
 }
 

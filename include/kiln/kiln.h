@@ -2,6 +2,7 @@
 // This umbrella header is all a user includes.
 #pragma once
 
+#include "kiln/autograd.h"
 #include "kiln/device.h"
 #include "kiln/dtype.h"
 #include "kiln/error.h"

@@ -21,6 +21,9 @@
 namespace kiln {
 
 struct TensorImpl;  // core/tensor_impl.h
+namespace autograd {
+class Node;  // kiln/autograd.h
+}
 
 class Tensor {
  public:
@@ -65,6 +68,24 @@ class Tensor {
   bool is_leaf() const;
   const Tensor& grad() const;
   Tensor& mutable_grad();
+  // Python's `t.grad = g` (an undefined g clears it, as `t.grad = None`).
+  void set_grad(const Tensor& g);
+
+  // ---- autograd (kiln/autograd.h) ----
+  // The backward function that produced this tensor (null for leaves).
+  std::shared_ptr<autograd::Node> grad_fn() const;
+  // Adds the gradient of this tensor (weighted by `gradient`, which may be
+  // omitted for a one-element tensor) to the .grad() of the leaves. Lazy: it
+  // builds gradient nodes; nothing is computed until a value is read.
+  void backward(const Tensor& gradient = {}, std::optional<bool> retain_graph = std::nullopt,
+                bool create_graph = false) const;
+  // Makes backward() fill .grad() of this non-leaf tensor too.
+  void retain_grad() const;
+  bool retains_grad() const;
+  // The storage's version counter: bumped by every in-place write.
+  int64_t _version() const;
+  // A tensor sharing this one's storage that autograd does not track (`.data`).
+  Tensor data() const;
   // Whether this tensor shares storage with another (a view of it, or it of this).
   bool is_alias_of(const Tensor& other) const;
 
@@ -99,6 +120,8 @@ class Tensor {
   Tensor expand_as(const Tensor& other) const { return expand(other.sizes()); }
   Tensor view_as(const Tensor& other) const { return view(other.sizes()); }
   Tensor reshape_as(const Tensor& other) const { return reshape(other.sizes()); }
+  Tensor as_strided(const Shape& size, const Shape& stride,
+                    std::optional<int64_t> storage_offset = std::nullopt) const;
   Tensor contiguous() const;
   Tensor clone() const;
   Tensor detach() const;

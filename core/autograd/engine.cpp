@@ -1,0 +1,218 @@
+// The backward engine: walks the recorded functions from the outputs in
+// topological order, runs each one's rule on the sum of the gradients that
+// reached it, and hands the results to its inputs, summed back over
+// broadcast dims and cast to each input's dtype. Rules are kiln ops, so the
+// walk only builds lazy gradient nodes; the JIT fuses them when read.
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core/autograd/function.h"
+#include "core/ops_common.h"
+
+namespace kiln::autograd {
+
+namespace {
+// A full node of zeros: the state of a gradient after grad().zero_().
+bool is_zero_fill(const kiln::Node& n) {
+  if (n.op != Op::Full) return false;
+  if (n.attrs.ints.size() > 1 && n.attrs.ints[1] != 0) return false;
+  return n.attrs.ints[0] == 0 && n.attrs.reals[0] == 0.0;
+}
+
+// PyTorch's AccumulateGrad: the first gradient is stored (in a storage of
+// its own), later ones are added; in place unless the graph is recorded.
+void accumulate(TensorImpl& t, const Tensor& g) {
+  Tensor& grad = t.grad;
+  if (!grad.defined()) {
+    grad = GradMode::is_enabled() ? g : make_tensor(g.impl()->node());
+    return;
+  }
+  if (GradMode::is_enabled()) {
+    grad = grad + g;
+    return;
+  }
+  TensorImpl& gi = *grad.impl();
+  if (gi.covers_storage() && is_zero_fill(*gi.storage->node) && g.sizes() == gi.sizes &&
+      g.dtype() == gi.dtype()) {
+    write_storage(*gi.storage, reshape_node(g.impl()->node(), gi.storage->node->shape));
+    return;
+  }
+  grad.add_(g);
+}
+
+Tensor sum_to(const Tensor& g, const Shape& sizes) {
+  if (g.sizes() == sizes) return g;
+  const int64_t lead = g.dim() - static_cast<int64_t>(sizes.size());
+  KILN_INTERNAL_ASSERT(lead >= 0, "gradient of shape ", g.sizes(), " for an input of shape ", sizes);
+  Shape dims;
+  for (int64_t d = 0; d < g.dim(); ++d)
+    if (d < lead || (sizes[d - lead] == 1 && g.sizes()[d] != 1)) dims.push_back(d);
+  Tensor r = dims.empty() ? g : g.sum(dims, true);
+  return r.reshape(sizes);
+}
+
+struct Task {
+  bool keep_graph = false;
+  bool accumulate_leaves = true;
+  std::unordered_map<const Function*, size_t> capture;  // grad(): input index
+  std::vector<Tensor> captured;
+};
+
+// Functions reachable from the roots, parents before children.
+std::vector<Function*> topological_order(const std::vector<FunctionPtr>& roots) {
+  std::vector<Function*> post;
+  std::unordered_set<const Function*> seen;
+  std::vector<std::pair<Function*, size_t>> stack;
+  for (const FunctionPtr& r : roots) {
+    if (!r || !seen.insert(r.get()).second) continue;
+    stack.push_back({r.get(), 0});
+    while (!stack.empty()) {
+      auto& [f, i] = stack.back();
+      if (i < f->next.size()) {
+        Function* c = f->next[i++].get();
+        if (c && seen.insert(c).second) stack.push_back({c, 0});
+      } else {
+        post.push_back(f);
+        stack.pop_back();
+      }
+    }
+  }
+  return {post.rbegin(), post.rend()};
+}
+
+void run(const std::vector<FunctionPtr>& roots, const std::vector<Tensor>& root_grads, Task& task) {
+  std::vector<Function*> order = topological_order(roots);
+  // grad(): only functions on a path to a captured one need to run.
+  std::unordered_set<const Function*> needed;
+  if (!task.capture.empty()) {
+    for (size_t k = order.size(); k-- > 0;) {
+      Function* f = order[k];
+      bool need = task.capture.count(f) > 0;
+      for (const FunctionPtr& c : f->next) need = need || (c && needed.count(c.get()));
+      if (need) needed.insert(f);
+    }
+  }
+  std::unordered_map<const Function*, Tensor> buffers;
+  auto add_to = [&](const Function* f, const Tensor& g) {
+    Tensor& b = buffers[f];
+    b = b.defined() ? b + g : g;
+  };
+  for (size_t i = 0; i < roots.size(); ++i) add_to(roots[i].get(), root_grads[i]);
+
+  for (Function* f : order) {
+    auto it = buffers.find(f);
+    if (it == buffers.end()) continue;
+    Tensor g = std::move(it->second);
+    buffers.erase(it);
+    if (auto c = task.capture.find(f); c != task.capture.end()) task.captured[c->second] = g;
+    if (!task.capture.empty()) {
+      bool feeds = false;
+      for (const FunctionPtr& c : f->next) feeds = feeds || (c && needed.count(c.get()));
+      if (!feeds) continue;
+    }
+    if (f->kind == GradFn::AccumulateGrad) {
+      if (task.accumulate_leaves)
+        if (auto leaf = f->leaf.lock()) accumulate(*leaf, g);
+      continue;
+    }
+    if (task.accumulate_leaves)
+      for (auto& w : f->retained)
+        if (auto t = w.lock())
+          if (t->retains_grad && t->grad_fn.get() == f) accumulate(*t, g);
+    std::vector<Tensor> grads = apply_rule(*f, g);
+    KILN_INTERNAL_ASSERT(grads.size() == f->next.size(), f->name(), " returned ", grads.size(),
+                         " gradients for ", f->next.size(), " inputs");
+    for (size_t i = 0; i < grads.size(); ++i) {
+      if (!f->next[i] || !grads[i].defined()) continue;
+      add_to(f->next[i].get(), to_input(grads[i], f->inputs[i]));
+    }
+    if (!task.keep_graph) {
+      f->released = true;
+      f->saved.clear();
+    }
+  }
+}
+
+// The root edges and their initial gradients, with PyTorch's checks.
+void prepare_roots(const std::vector<Tensor>& outputs, const std::vector<Tensor>& grads,
+                   const char* op, std::vector<FunctionPtr>& roots, std::vector<Tensor>& root_grads) {
+  KILN_CHECK(grads.empty() || grads.size() == outputs.size(), op, "got ", grads.size(),
+             " gradients for ", outputs.size(), " tensors");
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Tensor& t = outputs[i];
+    KILN_CHECK(t.defined(), op, "element ", i, " of tensors is undefined");
+    FunctionPtr e = gradient_edge(t);
+    KILN_CHECK(e, op, "element ", i,
+               " of tensors does not require grad and does not have a grad_fn (shape ",
+               t.sizes(), "; set requires_grad on the leaves it is computed from)");
+    Tensor g = i < grads.size() ? grads[i] : Tensor();
+    if (!g.defined()) {
+      KILN_CHECK(t.numel() == 1, op,
+                 "grad can be implicitly created only for scalar outputs (output ", i,
+                 " has shape ", t.sizes(), "; reduce it with sum() or mean(), or pass a gradient)");
+      g = ones_like(t);
+    } else {
+      KILN_CHECK(g.sizes() == t.sizes(), op, "Mismatch in shape: grad_output[", i,
+                 "] has a shape of ", g.sizes(), " and output[", i, "] has a shape of ",
+                 t.sizes(), ".");
+      KILN_CHECK(g.device() == t.device(), op, "invalid gradient at index ", i,
+                 " - expected device ", t.device(), " but got ", g.device());
+      if (g.dtype() != t.dtype()) g = g.to(t.dtype());
+    }
+    roots.push_back(std::move(e));
+    root_grads.push_back(std::move(g));
+  }
+}
+}  // namespace
+
+Tensor to_input(const Tensor& grad, const InputMeta& m) {
+  Tensor g = sum_to(grad, m.sizes);
+  if (g.dtype() != m.dtype) g = g.to(m.dtype);
+  if (g.device() != m.device) g = g.to(m.device);
+  return g;
+}
+
+void backward(const std::vector<Tensor>& tensors, const std::vector<Tensor>& grad_tensors,
+              std::optional<bool> retain_graph, bool create_graph) {
+  std::vector<FunctionPtr> roots;
+  std::vector<Tensor> root_grads;
+  prepare_roots(tensors, grad_tensors, "backward", roots, root_grads);
+  AutoGradMode mode(create_graph);
+  Task task;
+  task.keep_graph = retain_graph.value_or(create_graph);
+  run(roots, root_grads, task);
+}
+
+std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                         const std::vector<Tensor>& grad_outputs, std::optional<bool> retain_graph,
+                         bool create_graph, bool allow_unused) {
+  std::vector<FunctionPtr> roots;
+  std::vector<Tensor> root_grads;
+  prepare_roots(outputs, grad_outputs, "grad", roots, root_grads);
+  Task task;
+  task.keep_graph = retain_graph.value_or(create_graph);
+  task.accumulate_leaves = false;
+  task.captured.resize(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    KILN_CHECK(inputs[i].defined() && inputs[i].requires_grad(), "grad",
+               "One of the differentiated Tensors does not require grad (input ", i, ")");
+    task.capture.emplace(gradient_edge(inputs[i]).get(), i);
+  }
+  {
+    AutoGradMode mode(create_graph);
+    run(roots, root_grads, task);
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    Tensor& g = task.captured[task.capture.at(gradient_edge(inputs[i]).get())];
+    KILN_CHECK(g.defined() || allow_unused, "grad",
+               "One of the differentiated Tensors appears to not have been used in the graph. "
+               "Set allow_unused=True if this is the desired behavior. (input ", i, ", shape ",
+               inputs[i].sizes(), ")");
+  }
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    out.push_back(task.captured[task.capture.at(gradient_edge(inputs[i]).get())]);
+  return out;
+}
+
+}  // namespace kiln::autograd

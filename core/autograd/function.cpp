@@ -1,0 +1,261 @@
+// Recording backward functions: edges, saved tensors with version checks,
+// the history of views and of in-place writes (PyTorch's CopySlices).
+#include "core/autograd/function.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "core/ops_common.h"
+
+namespace kiln::autograd {
+
+const char* grad_fn_name(GradFn f) {
+  static const char* const names[] = {
+#define KILN_GRAD_FN_NAME(e, name, rule) name,
+      KILN_FORALL_GRAD_FNS(KILN_GRAD_FN_NAME)
+#undef KILN_GRAD_FN_NAME
+  };
+  return names[static_cast<size_t>(f)];
+}
+
+std::vector<std::shared_ptr<Node>> Function::next_functions() const {
+  return {next.begin(), next.end()};
+}
+
+// ---- edges ----
+namespace {
+// The accumulator of a leaf that requires grad, created on first use.
+FunctionPtr accumulator_of(TensorImpl& leaf, const std::shared_ptr<TensorImpl>& owner) {
+  if (!leaf.grad_accumulator) {
+    auto f = std::make_shared<Function>(GradFn::AccumulateGrad);
+    f->leaf = owner;
+    f->inputs.push_back({leaf.sizes, leaf.dtype(), leaf.device()});
+    leaf.grad_accumulator = std::move(f);
+  }
+  return leaf.grad_accumulator;
+}
+
+std::shared_ptr<TensorImpl> shared_impl(const Tensor& t) { return t.impl_ptr(); }
+}  // namespace
+
+FunctionPtr grad_fn_of(TensorImpl& t) {
+  // A view whose storage was written since its history was recorded reads
+  // its gradient from its base's current history (AsStridedBackward0).
+  if (t.view_base && t.view_version != t.storage->version) {
+    TensorImpl& base = *t.view_base;
+    t.view_version = t.storage->version;
+    if (base.requires_grad) {
+      FunctionPtr base_edge = base.grad_fn ? base.grad_fn : accumulator_of(base, t.view_base);
+      if (base.grad_fn) {
+        auto f = std::make_shared<Function>(GradFn::AsStridedBackward0);
+        f->next.push_back(base_edge);
+        f->inputs.push_back({base.sizes, base.dtype(), base.device()});
+        f->ints = {base.storage->numel(), base.offset, static_cast<int64_t>(base.sizes.size())};
+        f->ints.insert(f->ints.end(), base.strides.begin(), base.strides.end());
+        f->view_sizes = t.sizes;
+        f->view_strides = t.strides;
+        f->view_offset = t.offset;
+        f->out_sizes = t.sizes;
+        f->out_dtype = t.dtype();
+        t.grad_fn = std::move(f);
+        t.requires_grad = true;
+      }
+    }
+  }
+  return t.grad_fn;
+}
+
+FunctionPtr gradient_edge(const Tensor& t) {
+  if (!t.defined()) return nullptr;
+  TensorImpl& impl = *t.impl();
+  if (FunctionPtr f = grad_fn_of(impl)) return f;
+  if (impl.requires_grad) return accumulator_of(impl, shared_impl(t));
+  return nullptr;
+}
+
+// ---- recording ----
+bool should_record(std::initializer_list<const Tensor*> inputs) {
+  if (!GradMode::is_enabled()) return false;
+  for (const Tensor* t : inputs)
+    if (t && t->requires_grad()) return true;
+  return false;
+}
+
+FunctionPtr make_function(GradFn kind, const std::vector<const Tensor*>& inputs) {
+  if (!GradMode::is_enabled()) return nullptr;
+  bool any = false;
+  for (const Tensor* t : inputs) any = any || (t && t->requires_grad());
+  if (!any) return nullptr;
+  auto f = std::make_shared<Function>(kind);
+  f->next.reserve(inputs.size());
+  f->inputs.reserve(inputs.size());
+  for (const Tensor* t : inputs) {
+    if (t && t->defined()) {
+      f->next.push_back(t->requires_grad() ? gradient_edge(*t) : nullptr);
+      f->inputs.push_back({t->sizes(), t->dtype(), t->device()});
+    } else {
+      f->next.push_back(nullptr);
+      f->inputs.push_back({});
+    }
+  }
+  return f;
+}
+
+FunctionPtr make_function(GradFn kind, std::initializer_list<const Tensor*> inputs) {
+  if (!GradMode::is_enabled()) return nullptr;
+  return make_function(kind, std::vector<const Tensor*>(inputs));
+}
+
+void attach(const FunctionPtr& f, const Tensor& out) {
+  if (!f) return;
+  TensorImpl& o = *out.impl();
+  f->out_sizes = o.sizes;
+  f->out_dtype = o.dtype();
+  o.grad_fn = f;
+  o.requires_grad = true;
+  o.view_version = o.storage->version;
+}
+
+FunctionPtr record(GradFn kind, const Tensor& out, const std::vector<const Tensor*>& inputs) {
+  FunctionPtr f = make_function(kind, inputs);
+  attach(f, out);
+  return f;
+}
+
+FunctionPtr record(GradFn kind, const Tensor& out, std::initializer_list<const Tensor*> inputs) {
+  if (!GradMode::is_enabled()) return nullptr;
+  return record(kind, out, std::vector<const Tensor*>(inputs));
+}
+
+// ---- saved tensors ----
+void Function::save(const Tensor& t, bool keep) {
+  SavedTensor s;
+  if (keep && t.defined()) {
+    TensorImpl& impl = *t.impl();
+    s.defined = true;
+    s.value = impl.node();
+    s.sizes = impl.sizes;
+    s.storage = impl.storage;
+    s.version = impl.storage->version;
+    s.requires_grad = t.requires_grad();
+    s.grad_fn = grad_fn_of(impl);
+    if (!s.grad_fn && s.requires_grad) s.leaf = t.impl_ptr();
+  }
+  saved.push_back(std::move(s));
+}
+
+void Function::save_output(const Tensor& out) {
+  SavedTensor s;
+  TensorImpl& impl = *out.impl();
+  s.defined = true;
+  s.value = impl.node();
+  s.sizes = impl.sizes;
+  s.storage = impl.storage;
+  s.version = impl.storage->version;
+  s.is_output = true;
+  s.requires_grad = true;
+  saved.push_back(std::move(s));
+}
+
+namespace {
+[[noreturn]] void fail_version(const Function& f, const SavedTensor& s) {
+  std::ostringstream what;
+  what << "[torch." << scalar_type_name(s.value->dtype) << "Tensor " << s.sizes << "]";
+  if (s.is_output)
+    what << ", which is output 0 of " << f.name() << ",";
+  else if (s.grad_fn)
+    what << ", which is output 0 of " << s.grad_fn->name() << ",";
+  KILN_FAIL("backward",
+            "one of the variables needed for gradient computation has been modified by an "
+            "inplace operation: ",
+            what.str(), " is at version ", s.storage->version, "; expected version ", s.version,
+            " instead. Hint: the tensor was written in place (e.g. add_, copy_, an indexed "
+            "assignment) after the op that saved it for backward; clone() it before the write.");
+}
+}  // namespace
+
+Tensor Function::saved_tensor(size_t i) {
+  KILN_CHECK(!released, "backward",
+             "Trying to backward through the graph a second time (or directly access saved "
+             "tensors after they have already been freed). Saved intermediate values of the "
+             "graph are freed when you call .backward() or autograd.grad(). Specify "
+             "retain_graph=True if you need to backward through the graph a second time or if "
+             "you need to access saved tensors after calling backward. (function ",
+             name(), ")");
+  KILN_INTERNAL_ASSERT(i < saved.size() && saved[i].defined, name(), ": saved tensor ", i,
+                       " was not saved");
+  const SavedTensor& s = saved[i];
+  if (s.check_version && s.storage->version != s.version) fail_version(*this, s);
+  // Without grad mode the rule only needs the value.
+  if (!GradMode::is_enabled() || !s.requires_grad) return make_tensor(s.value);
+  if (s.leaf) return Tensor(s.leaf);
+  if (s.is_output) return tensor_with_history(s.value, shared_from_this());
+  return tensor_with_history(s.value, s.grad_fn);
+}
+
+Tensor tensor_with_history(NodePtr value, const FunctionPtr& fn) {
+  Tensor t = make_tensor(std::move(value));
+  if (fn) {
+    t.impl()->grad_fn = fn;
+    t.impl()->requires_grad = true;
+  }
+  return t;
+}
+
+// ---- in-place writes ----
+void check_inplace(const Tensor& self, const char* op) {
+  if (!GradMode::is_enabled()) return;
+  const TensorImpl& t = *self.impl();
+  if (t.view_base) {
+    const TensorImpl& b = *t.view_base;
+    KILN_CHECK(!(b.requires_grad && !b.grad_fn), op,
+               "a view of a leaf Variable that requires grad is being used in an in-place "
+               "operation. (view ", t.sizes, " of a leaf ", b.sizes,
+               "; write to the leaf inside a kiln::NoGradGuard, or clone() it first)");
+    return;
+  }
+  KILN_CHECK(!(t.requires_grad && !t.grad_fn), op,
+             "a leaf Variable that requires grad is being used in an in-place operation. (leaf ",
+             t.sizes, "; update parameters inside a kiln::NoGradGuard)");
+}
+
+void rebase_history(const Tensor& self, const FunctionPtr& fn) {
+  if (!fn) return;
+  TensorImpl& t = *self.impl();
+  // The op read self's old value: that value is saved as it was, so the
+  // write itself does not trip the version check (PyTorch's original self).
+  for (SavedTensor& s : fn->saved)
+    if (s.defined && s.storage == t.storage && !s.is_output) s.check_version = false;
+  if (!t.view_base) {
+    fn->out_sizes = t.sizes;
+    fn->out_dtype = t.dtype();
+    t.grad_fn = fn;
+    t.requires_grad = true;
+    return;
+  }
+  TensorImpl& base = *t.view_base;
+  KILN_CHECK(base.covers_storage(), "backward",
+             "an in-place write through a view of a non-contiguous base is not differentiable "
+             "(base ", base.sizes, " with strides ", base.strides, "); clone() the base first");
+  auto cs = std::make_shared<Function>(GradFn::CopySlices);
+  Tensor base_handle(t.view_base);
+  cs->next.push_back(base.requires_grad ? gradient_edge(base_handle) : nullptr);
+  cs->inputs.push_back({base.sizes, base.dtype(), base.device()});
+  for (size_t i = 1; i < fn->next.size(); ++i) {
+    cs->next.push_back(fn->next[i]);
+    cs->inputs.push_back(fn->inputs[i]);
+  }
+  cs->inner = fn;
+  cs->view_sizes = t.sizes;
+  cs->view_strides = t.strides;
+  cs->view_offset = t.offset;
+  fn->out_sizes = t.sizes;
+  fn->out_dtype = t.dtype();
+  attach(cs, base_handle);
+  // The view's own history is regenerated from the base's on next use.
+  t.requires_grad = true;
+  t.grad_fn.reset();
+  t.view_version = t.storage->version - 1;
+}
+
+}  // namespace kiln::autograd

@@ -1,0 +1,207 @@
+// Backward functions: what a differentiable op records on its result.
+//
+// A Function holds one edge per differentiable input (the input's own
+// backward function, or the accumulator of a leaf), the inputs' shapes and
+// dtypes (the engine sums and casts gradients back to them), the tensors its
+// rule needs (saved with their version, so an in-place write made before
+// backward is detected) and the op's parameters. Its rule, in rules.cpp, is
+// a few kiln tensor ops. KILN_FORALL_GRAD_FNS is the list of them: the name
+// printed as grad_fn=<...> (PyTorch's) and the rule that runs.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/tensor_impl.h"
+#include "kiln/autograd.h"
+#include "kiln/scalar.h"
+
+namespace kiln::autograd {
+
+// X(enum, name printed as grad_fn=<...>, rule). Several share a rule
+// (mm, mv, dot are all matmul) and a few share a printed name (PyTorch
+// computes scalar / tensor as a product: MulBackward0).
+#define KILN_FORALL_GRAD_FNS(X)                                \
+  X(AccumulateGrad, "AccumulateGrad", AccumulateGrad)          \
+  X(AddBackward0, "AddBackward0", Add)                         \
+  X(SubBackward0, "SubBackward0", Sub)                         \
+  X(RsubBackward1, "RsubBackward1", Rsub)                      \
+  X(MulBackward0, "MulBackward0", Mul)                         \
+  X(RdivBackward0, "MulBackward0", Rdiv)                       \
+  X(DivBackward0, "DivBackward0", Div)                         \
+  X(PowBackward0, "PowBackward0", PowScalar)                   \
+  X(PowBackward1, "PowBackward1", Pow)                         \
+  X(RpowBackward1, "PowBackward1", Rpow)                       \
+  X(NegBackward0, "NegBackward0", Neg)                         \
+  X(ExpBackward0, "ExpBackward0", Exp)                         \
+  X(LogBackward0, "LogBackward0", Log)                         \
+  X(SqrtBackward0, "SqrtBackward0", Sqrt)                      \
+  X(RsqrtBackward0, "RsqrtBackward0", Rsqrt)                   \
+  X(AbsBackward0, "AbsBackward0", Abs)                         \
+  X(SinBackward0, "SinBackward0", Sin)                         \
+  X(CosBackward0, "CosBackward0", Cos)                         \
+  X(TanhBackward0, "TanhBackward0", Tanh)                      \
+  X(SigmoidBackward0, "SigmoidBackward0", Sigmoid)             \
+  X(ReluBackward0, "ReluBackward0", Relu)                      \
+  X(ClampBackward1, "ClampBackward1", Clamp)                   \
+  X(MaximumBackward0, "MaximumBackward0", Maximum)             \
+  X(MinimumBackward0, "MinimumBackward0", Minimum)             \
+  X(WhereBackward0, "WhereBackward0", Where)                   \
+  X(MmBackward0, "MmBackward0", Matmul)                        \
+  X(MvBackward0, "MvBackward0", Matmul)                        \
+  X(DotBackward0, "DotBackward0", Matmul)                      \
+  X(SqueezeBackward3, "SqueezeBackward3", Matmul)              \
+  X(BmmBackward, "UnsafeViewBackward0", Matmul)                \
+  X(UnsafeViewBackward0, "UnsafeViewBackward0", Reshape)       \
+  X(SumBackward0, "SumBackward0", Sum)                         \
+  X(SumBackward1, "SumBackward1", Sum)                         \
+  X(MeanBackward0, "MeanBackward0", Mean)                      \
+  X(MeanBackward1, "MeanBackward1", Mean)                      \
+  X(ProdBackward0, "ProdBackward0", Prod)                      \
+  X(ProdBackward1, "ProdBackward1", Prod)                      \
+  X(MaxBackward1, "MaxBackward1", Extremum)                    \
+  X(MinBackward1, "MinBackward1", Extremum)                    \
+  X(AmaxBackward0, "AmaxBackward0", Extremum)                  \
+  X(AminBackward0, "AminBackward0", Extremum)                  \
+  X(MaxBackward0, "MaxBackward0", IndexedExtremum)             \
+  X(MinBackward0, "MinBackward0", IndexedExtremum)             \
+  X(VarBackward0, "VarBackward0", Var)                         \
+  X(StdBackward0, "StdBackward0", Std)                         \
+  X(SoftmaxBackward0, "SoftmaxBackward0", Softmax)             \
+  X(LogSoftmaxBackward0, "LogSoftmaxBackward0", LogSoftmax)    \
+  X(CatBackward0, "CatBackward0", Cat)                         \
+  X(StackBackward0, "StackBackward0", Stack)                   \
+  X(SelectBackward0, "SelectBackward0", Select)                \
+  X(UnbindBackward0, "UnbindBackward0", Select)                \
+  X(SliceBackward0, "SliceBackward0", Slice)                   \
+  X(SplitBackward0, "SplitBackward0", Slice)                   \
+  X(ViewBackward0, "ViewBackward0", Reshape)                   \
+  X(ReshapeAliasBackward0, "ReshapeAliasBackward0", Reshape)   \
+  X(SqueezeBackward0, "SqueezeBackward0", Reshape)             \
+  X(SqueezeBackward1, "SqueezeBackward1", Reshape)             \
+  X(UnsqueezeBackward0, "UnsqueezeBackward0", Reshape)         \
+  X(TBackward0, "TBackward0", Transpose)                       \
+  X(TransposeBackward0, "TransposeBackward0", Transpose)       \
+  X(PermuteBackward0, "PermuteBackward0", Permute)             \
+  X(ExpandBackward0, "ExpandBackward0", Expand)                \
+  X(AsStridedBackward0, "AsStridedBackward0", AsStrided)       \
+  X(CloneBackward0, "CloneBackward0", Identity)                \
+  X(ToCopyBackward0, "ToCopyBackward0", Identity)              \
+  X(AliasBackward0, "AliasBackward0", Identity)                \
+  X(ZeroBackward0, "ZeroBackward0", Zero)                      \
+  X(FillBackward0, "FillBackward0", Zero)                      \
+  X(FillBackward2, "FillBackward2", FillTensor)                \
+  X(CopyBackwards, "CopyBackwards", Copy)                      \
+  X(CopySlices, "CopySlices", CopySlices)
+
+enum class GradFn : uint8_t {
+#define KILN_GRAD_FN_ENUM(e, name, rule) e,
+  KILN_FORALL_GRAD_FNS(KILN_GRAD_FN_ENUM)
+#undef KILN_GRAD_FN_ENUM
+};
+const char* grad_fn_name(GradFn f);
+
+struct Function;
+using FunctionPtr = std::shared_ptr<Function>;
+
+// What the engine needs to know about an input to hand it a gradient.
+struct InputMeta {
+  Shape sizes;
+  DType dtype;
+  Device device;
+};
+
+// A tensor a rule needs, as it was when the op ran.
+struct SavedTensor {
+  bool defined = false;
+  NodePtr value;                     // its value node at save time
+  Shape sizes;
+  std::shared_ptr<Storage> storage;  // to compare versions at backward time
+  uint64_t version = 0;
+  bool check_version = true;         // false: an in-place op's own old self
+  bool is_output = false;            // the op's result: its grad_fn is the function itself
+  std::shared_ptr<TensorImpl> leaf;  // a leaf requiring grad: returned as is
+  FunctionPtr grad_fn;               // a non-leaf input's backward function at save time
+  bool requires_grad = false;
+};
+
+struct Function : Node, std::enable_shared_from_this<Function> {
+  GradFn kind;
+  std::vector<FunctionPtr> next;  // one per input; null: no gradient wanted
+  std::vector<InputMeta> inputs;
+  std::vector<SavedTensor> saved;
+  std::vector<int64_t> ints;  // the op's integer parameters (dims, keepdim, ...)
+  std::vector<double> reals;  // its real parameters (scalar operands)
+  Shape out_sizes;            // the result's shape
+  DType out_dtype = DType::Float32;
+  bool released = false;      // saved tensors freed by a backward without retain_graph
+
+  // AccumulateGrad: the leaf it fills (weak: the leaf owns this function).
+  std::weak_ptr<TensorImpl> leaf;
+  // Non-leaf tensors whose grad() this function's incoming gradient fills.
+  std::vector<std::weak_ptr<TensorImpl>> retained;
+
+  // CopySlices: the op that wrote through a view, and the view's region of
+  // the base (sizes, strides, storage offset).
+  FunctionPtr inner;
+  Shape view_sizes, view_strides;
+  int64_t view_offset = 0;
+
+  explicit Function(GradFn k) : kind(k) {}
+  std::string name() const override { return grad_fn_name(kind); }
+  std::vector<std::shared_ptr<Node>> next_functions() const override;
+
+  bool needs(size_t input) const { return input < next.size() && next[input] != nullptr; }
+  // Saves t (or an empty slot when !keep, so slots keep their indices).
+  void save(const Tensor& t, bool keep = true);
+  void save_output(const Tensor& out);
+  // The saved tensor `i` for the rule, after the version check. With
+  // create_graph it carries its grad_fn so the rule itself is differentiable.
+  Tensor saved_tensor(size_t i);
+};
+
+// The edge a gradient for t goes to: its grad_fn, a leaf's accumulator, or null.
+FunctionPtr gradient_edge(const Tensor& t);
+// t's current backward function (regenerated for a view whose base was
+// written in place since the view was taken).
+FunctionPtr grad_fn_of(TensorImpl& t);
+
+// A function for an op on these inputs when grad mode is on and one of
+// them requires grad (else null). Undefined inputs get no edge.
+FunctionPtr make_function(GradFn kind, std::initializer_list<const Tensor*> inputs);
+FunctionPtr make_function(GradFn kind, const std::vector<const Tensor*>& inputs);
+// Makes f the backward function of `out` (a fresh result of the op).
+void attach(const FunctionPtr& f, const Tensor& out);
+// make_function + attach: returns the function to save tensors and
+// parameters into, or null when nothing is recorded.
+FunctionPtr record(GradFn kind, const Tensor& out, std::initializer_list<const Tensor*> inputs);
+FunctionPtr record(GradFn kind, const Tensor& out, const std::vector<const Tensor*>& inputs);
+// Whether an op on these inputs records (grad mode on, one requires grad):
+// the cheap test before building anything.
+bool should_record(std::initializer_list<const Tensor*> inputs);
+
+// The rule of a function: gradients for its inputs from the gradient of its
+// result (undefined where an input needs none). rules.cpp.
+std::vector<Tensor> apply_rule(Function& f, const Tensor& grad);
+
+// In-place ops (inplace.cpp): the checks before a write and the history
+// after it.
+void check_inplace(const Tensor& self, const char* op);
+// After the write: `fn` (input 0: self's old value) becomes self's history,
+// through CopySlices on its base when self is a view.
+void rebase_history(const Tensor& self, const FunctionPtr& fn);
+
+// The engine's treatment of a rule's gradient for an input: summed back
+// over broadcast dims to the input's shape, cast to its dtype and device.
+Tensor to_input(const Tensor& grad, const InputMeta& meta);
+
+// A tensor holding `value` (a fresh storage) whose backward function is fn.
+Tensor tensor_with_history(NodePtr value, const FunctionPtr& fn);
+
+// The step boundary of NoGradGuard (grad_mode.cpp): a leaf requiring grad
+// written in place with grad mode off is evaluated when the guard closes.
+void note_leaf_update(const Tensor& leaf);
+
+}  // namespace kiln::autograd
+

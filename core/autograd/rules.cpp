@@ -1,0 +1,330 @@
+// The gradient rules: one short rule per backward function, written with
+// kiln's own tensor ops (so backward builds lazy nodes the JIT fuses, and
+// with create_graph the rules are themselves differentiated).
+//
+// A rule gets the gradient of the op's result and returns one gradient per
+// input (undefined where the input needs none). It may return a gradient
+// of the broadcast shape or the result's dtype: the engine sums it back to
+// the input's shape and casts it (engine.cpp, to_input). f.ints / f.reals
+// hold the op's parameters as the recording op in core/ stored them.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "core/autograd/function.h"
+#include "core/ops_common.h"
+
+namespace kiln::autograd {
+
+namespace {
+using Grads = std::vector<Tensor>;
+
+TensorOptions like(const Tensor& g) { return TensorOptions(g.dtype()).device(g.device()); }
+Tensor zeros_of(const Shape& sizes, const Tensor& g) { return zeros(sizes, like(g)); }
+
+// The shape of a reduction's result with its reduced dims kept as size 1.
+// Reductions store ints = {keepdim, dims...}.
+Shape kept_shape(const Function& f) {
+  Shape s = f.inputs[0].sizes;
+  for (size_t i = 1; i < f.ints.size(); ++i) s[f.ints[i]] = 1;
+  return s;
+}
+Shape reduced_dims(const Function& f) { return Shape(f.ints.begin() + 1, f.ints.end()); }
+int64_t reduced_count(const Function& f) {
+  int64_t n = 1;
+  for (size_t i = 1; i < f.ints.size(); ++i) n *= f.inputs[0].sizes[f.ints[i]];
+  return n;
+}
+// A reduction's result (or its gradient) viewed with the reduced dims kept.
+Tensor kept(const Function& f, const Tensor& t) {
+  return f.ints[0] ? t : t.reshape(kept_shape(f));
+}
+
+// Gradient of a view: zeros of the input's shape with the view's region
+// set to g (`region` picks the region of a tensor of the input's shape).
+template <typename Region>
+Tensor scatter_into(const Function& f, const Tensor& g, Region region) {
+  Tensor z = zeros_of(f.inputs[0].sizes, g);
+  region(z).copy_(g);
+  return z;
+}
+
+Tensor sign(const Tensor& x) { return (x > 0).to(x.dtype()) - (x < 0).to(x.dtype()); }
+
+// g summed over the dims where the view repeats elements (stride 0), so
+// each memory location of the view is written once.
+std::pair<Tensor, Shape> collapse_repeats(const Tensor& g, const Shape& strides) {
+  Shape dims, sizes = g.sizes();
+  for (size_t d = 0; d < strides.size(); ++d)
+    if (strides[d] == 0 && sizes[d] > 1) {
+      dims.push_back(static_cast<int64_t>(d));
+      sizes[d] = 1;
+    }
+  return {dims.empty() ? g : g.sum(dims, true), sizes};
+}
+
+bool overlaps(const Shape& sizes, const Shape& strides) {
+  std::vector<size_t> order(sizes.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return strides[a] < strides[b]; });
+  int64_t extent = 1;  // elements spanned by the dims so far
+  for (size_t d : order) {
+    if (sizes[d] <= 1) continue;
+    if (strides[d] < extent) return true;
+    extent = strides[d] * (sizes[d] - 1) + extent;
+  }
+  return false;
+}
+
+// ---- the rules ----
+#define RULE(name) Grads rule_##name(Function& f, const Tensor& g)
+
+RULE(AccumulateGrad) {
+  KILN_INTERNAL_ASSERT(false, "AccumulateGrad has no rule (the engine accumulates)");
+  (void)f;
+  (void)g;
+  return {};
+}
+RULE(Add) { return {g, f.needs(1) ? g : Tensor()}; }
+RULE(Sub) { return {g, f.needs(1) ? -g : Tensor()}; }
+RULE(Rsub) { (void)f; return {-g}; }
+RULE(Mul) {
+  if (f.next.size() == 1) return {g * f.reals[0]};  // tensor * scalar
+  return {f.needs(0) ? g * f.saved_tensor(0) : Tensor(), f.needs(1) ? g * f.saved_tensor(1) : Tensor()};
+}
+RULE(Rdiv) {  // scalar / x
+  Tensor x = f.saved_tensor(0);
+  return {g * -f.reals[0] / (x * x)};
+}
+RULE(Div) {
+  if (f.next.size() == 1) return {g / f.reals[0]};
+  Tensor other = f.saved_tensor(0);
+  return {f.needs(0) ? g / other : Tensor(),
+          f.needs(1) ? -g * f.saved_tensor(1) / (other * other) : Tensor()};
+}
+RULE(PowScalar) {
+  const double e = f.reals[0];
+  if (e == 0.0) return {zeros_like(g)};
+  return {g * (f.saved_tensor(0).pow(e - 1) * e)};
+}
+RULE(Pow) {  // saved: self, exponent, result
+  Tensor x = f.saved_tensor(0), e = f.saved_tensor(1);
+  Grads r(2);
+  if (f.needs(0)) r[0] = where(e == 0, 0.0, g * (e * x.pow(e - 1)));
+  if (f.needs(1)) {
+    Tensor ge = g * (f.saved_tensor(2) * x.log());
+    r[1] = where(x == 0, where(e >= 0, 0.0, ge), ge);
+  }
+  return r;
+}
+RULE(Rpow) {  // scalar ** x; saved: result, x
+  const double base = f.reals[0];
+  Tensor grad = g * (f.saved_tensor(0) * std::log(base));
+  if (base == 0.0) grad = where(f.saved_tensor(1) >= 0, 0.0, grad);
+  return {grad};
+}
+RULE(Neg) { (void)f; return {-g}; }
+RULE(Exp) { return {g * f.saved_tensor(0)}; }
+RULE(Log) { return {g / f.saved_tensor(0)}; }
+RULE(Sqrt) { return {g / (2 * f.saved_tensor(0))}; }
+RULE(Rsqrt) { return {-0.5 * g * f.saved_tensor(0).pow(3)}; }
+RULE(Abs) { return {g * sign(f.saved_tensor(0))}; }
+RULE(Sin) { return {g * f.saved_tensor(0).cos()}; }
+RULE(Cos) { return {g * -f.saved_tensor(0).sin()}; }
+RULE(Tanh) {
+  Tensor y = f.saved_tensor(0);
+  return {g * (1 - y * y)};
+}
+RULE(Sigmoid) {
+  Tensor y = f.saved_tensor(0);
+  return {g * (1 - y) * y};
+}
+RULE(Relu) { return {where(f.saved_tensor(0) <= 0, 0.0, g)}; }
+RULE(Clamp) {  // ints {has_min, has_max}, reals {min, max}; NaN inputs get 0
+  Tensor x = f.saved_tensor(0);
+  Tensor r = g;
+  if (f.ints[1]) r = where(x <= f.reals[1], r, 0.0);
+  if (f.ints[0]) r = where(x >= f.reals[0], r, 0.0);
+  return {r};
+}
+// PyTorch splits the gradient of a tie between both inputs.
+Grads extremum_pair(Function& f, const Tensor& g, bool max) {
+  Tensor a = f.saved_tensor(0), b = f.saved_tensor(1);
+  Tensor half = where(a == b, g / 2, g);
+  return {f.needs(0) ? where(max ? a < b : a > b, 0.0, half) : Tensor(),
+          f.needs(1) ? where(max ? a > b : a < b, 0.0, half) : Tensor()};
+}
+RULE(Maximum) { return extremum_pair(f, g, true); }
+RULE(Minimum) { return extremum_pair(f, g, false); }
+RULE(Where) {
+  Tensor c = f.saved_tensor(0);
+  return {Tensor(), f.needs(1) ? where(c, g, 0.0) : Tensor(), f.needs(2) ? where(c, 0.0, g) : Tensor()};
+}
+// matmul: 1-D operands are promoted to matrices as in the forward op, the
+// gradient of a broadcast batch is summed back by the engine.
+RULE(Matmul) {
+  const bool a_vec = f.inputs[0].sizes.size() == 1, b_vec = f.inputs[1].sizes.size() == 1;
+  Tensor G = g;
+  if (a_vec) G = G.unsqueeze(b_vec ? 0 : -2);
+  if (b_vec) G = G.unsqueeze(-1);
+  Grads r(2);
+  if (f.needs(0)) {
+    Tensor b = f.saved_tensor(1);
+    if (b_vec) b = b.unsqueeze(1);
+    Tensor ga = G.matmul(b.transpose(-1, -2));
+    r[0] = a_vec ? ga.squeeze(-2) : ga;
+  }
+  if (f.needs(1)) {
+    Tensor a = f.saved_tensor(0);
+    if (a_vec) a = a.unsqueeze(0);
+    Tensor gb = a.transpose(-1, -2).matmul(G);
+    r[1] = b_vec ? gb.squeeze(-1) : gb;
+  }
+  return r;
+}
+RULE(Sum) { return {kept(f, g).expand(f.inputs[0].sizes)}; }
+RULE(Mean) { return {divide_by_count(kept(f, g).expand(f.inputs[0].sizes), reduced_count(f))}; }
+// The product of the other elements: result / x without zeros; with one
+// zero in a reduced group only that element gets the product of the rest.
+// prod reduces one dim or all of them.
+RULE(Prod) {
+  Tensor x = f.saved_tensor(0), y = kept(f, f.saved_tensor(1)), gk = kept(f, g);
+  Shape dims = reduced_dims(f);
+  auto prod_kept = [&](const Tensor& t) {
+    return dims.size() == 1 ? t.prod(dims[0], true) : t.prod().reshape(kept_shape(f));
+  };
+  Tensor is_zero = x == 0;
+  Tensor zeros_in_group = is_zero.sum(dims, true);
+  Tensor nonzero_x = where(is_zero, 1.0, x);
+  Tensor only_zero = where(is_zero, prod_kept(nonzero_x), 0.0);
+  Tensor others = where(zeros_in_group == 0, y / nonzero_x,
+                        where(zeros_in_group == 1, only_zero, 0.0));
+  return {gk * others};
+}
+// max()/min()/amax/amin: the gradient is shared evenly between ties.
+RULE(Extremum) {
+  Tensor x = f.saved_tensor(0), y = kept(f, f.saved_tensor(1));
+  Tensor mask = (x == y).to(x.dtype());
+  return {kept(f, g) / mask.sum(reduced_dims(f), true) * mask};
+}
+// max(dim)/min(dim): the gradient goes to the returned index.
+// ints {dim, keepdim}; saved: the indices.
+RULE(IndexedExtremum) {
+  const int64_t dim = f.ints[0];
+  const Shape& in = f.inputs[0].sizes;
+  if (in.empty()) return {g};
+  Tensor idx = f.saved_tensor(0), gk = g;
+  if (!f.ints[1]) {
+    idx = idx.unsqueeze(dim);
+    gk = gk.unsqueeze(dim);
+  }
+  Shape pos_shape(in.size(), 1);
+  pos_shape[dim] = in[dim];
+  Tensor pos = arange(in[dim], TensorOptions(DType::Int64).device(g.device())).view(pos_shape);
+  return {where(pos == idx, gk, 0.0)};
+}
+// var/std: ints {keepdim, dims...}, reals {correction}.
+Tensor deviation(Function& f) {
+  Tensor x = f.saved_tensor(0);
+  return x - x.mean(reduced_dims(f), true);
+}
+int64_t var_divisor(const Function& f) {
+  return reduced_count(f) - static_cast<int64_t>(f.reals[0]);
+}
+RULE(Var) { return {divide_by_count(kept(f, g) * 2 * deviation(f), var_divisor(f))}; }
+RULE(Std) {
+  return {divide_by_count(kept(f, g) * deviation(f) / kept(f, f.saved_tensor(1)), var_divisor(f))};
+}
+RULE(Softmax) {
+  Tensor y = f.saved_tensor(0);
+  return {y * (g - (g * y).sum(f.ints[0], true))};
+}
+RULE(LogSoftmax) {
+  Tensor y = f.saved_tensor(0);
+  return {g - y.exp() * g.sum(f.ints[0], true)};
+}
+RULE(Cat) {  // ints {dim, size of each input along dim...}
+  Grads r;
+  int64_t offset = 0;
+  for (size_t i = 0; i < f.next.size(); ++i) {
+    const int64_t len = f.ints[i + 1];
+    r.push_back(f.needs(i) ? g.narrow(f.ints[0], offset, len) : Tensor());
+    offset += len;
+  }
+  return r;
+}
+RULE(Stack) {
+  Grads r;
+  for (size_t i = 0; i < f.next.size(); ++i)
+    r.push_back(f.needs(i) ? g.select(f.ints[0], static_cast<int64_t>(i)) : Tensor());
+  return r;
+}
+RULE(Select) {  // ints {dim, index}
+  return {scatter_into(f, g, [&](const Tensor& z) { return z.select(f.ints[0], f.ints[1]); })};
+}
+RULE(Slice) {  // ints {dim, start, end, step}
+  return {scatter_into(f, g, [&](const Tensor& z) {
+    return z.slice(f.ints[0], f.ints[1], f.ints[2], f.ints[3]);
+  })};
+}
+RULE(Reshape) { return {g.reshape(f.inputs[0].sizes)}; }
+RULE(Transpose) {  // ints {dim0, dim1}, empty for t() of a vector
+  return {f.ints.empty() ? g : g.transpose(f.ints[0], f.ints[1])};
+}
+RULE(Permute) {
+  Shape inverse(f.ints.size());
+  for (size_t i = 0; i < f.ints.size(); ++i) inverse[f.ints[i]] = static_cast<int64_t>(i);
+  return {g.permute(inverse)};
+}
+RULE(Expand) { (void)f; return {g}; }  // the engine sums over the expanded dims
+// A strided view of the input's storage: ints {storage numel, input offset,
+// input rank, input strides...}; the view's geometry in view_*.
+RULE(AsStrided) {
+  const int64_t rank = f.ints[2];
+  const Shape in_strides(f.ints.begin() + 3, f.ints.begin() + 3 + rank);
+  KILN_CHECK(!overlaps(f.inputs[0].sizes, in_strides), "as_strided",
+             "the backward of as_strided is not supported for an input whose elements overlap "
+             "in memory (input ", f.inputs[0].sizes, " with strides ", in_strides, ")");
+  auto [gc, sizes] = collapse_repeats(g, f.view_strides);
+  KILN_CHECK(!overlaps(sizes, f.view_strides), "as_strided",
+             "the backward of a strided view whose elements overlap in memory is not supported "
+             "(view ", f.view_sizes, " with strides ", f.view_strides, ")");
+  Tensor z = zeros_of({f.ints[0]}, g);
+  z.as_strided(sizes, f.view_strides, f.view_offset).copy_(gc);
+  return {z.as_strided(f.inputs[0].sizes, in_strides, f.ints[1])};
+}
+RULE(Identity) { (void)f; return {g}; }
+RULE(Zero) { return {zeros_of(f.inputs[0].sizes, g)}; }
+RULE(FillTensor) { return {zeros_of(f.inputs[0].sizes, g), f.needs(1) ? g.sum() : Tensor()}; }
+RULE(Copy) { return {zeros_of(f.inputs[0].sizes, g), f.needs(1) ? g : Tensor()}; }
+// A write through a view of the base: the region's gradient goes through
+// the op that wrote it; the rest of the base's gradient passes unchanged.
+RULE(CopySlices) {
+  Tensor gb = g.impl()->covers_storage() ? g : g.clone();
+  Tensor region = gb.as_strided(f.view_sizes, f.view_strides, f.view_offset);
+  Grads inner = apply_rule(*f.inner, region.clone());
+  Tensor out = gb.clone();
+  Tensor dst = out.as_strided(f.view_sizes, f.view_strides, f.view_offset);
+  if (inner[0].defined()) dst.copy_(to_input(inner[0], f.inner->inputs[0]));
+  else dst.zero_();
+  Grads r{out};
+  for (size_t i = 1; i < inner.size(); ++i) r.push_back(inner[i]);
+  return r;
+}
+#undef RULE
+
+using Rule = Grads (*)(Function&, const Tensor&);
+constexpr Rule kRules[] = {
+#define KILN_GRAD_FN_RULE(e, name, rule) &rule_##rule,
+    KILN_FORALL_GRAD_FNS(KILN_GRAD_FN_RULE)
+#undef KILN_GRAD_FN_RULE
+};
+}  // namespace
+
+std::vector<Tensor> apply_rule(Function& f, const Tensor& grad) {
+  Grads r = kRules[static_cast<size_t>(f.kind)](f, grad);
+  r.resize(f.next.size());
+  return r;
+}
+
+}  // namespace kiln::autograd
