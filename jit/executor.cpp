@@ -17,7 +17,7 @@
 namespace kiln::jit {
 
 namespace {
-// Below this many elements a kernel runs on the calling thread.
+// Below this many scalar iterations (Step::work) a kernel runs on the calling thread.
 constexpr int64_t kParallelThreshold = 1 << 15;
 
 bool all_cpu(const std::vector<NodePtr>& roots) {
@@ -98,7 +98,7 @@ std::vector<BufferPtr> evaluate(const std::vector<NodePtr>& roots, bool interpre
       }
       const int64_t* params = st.params.data();
       char* const* bufs = ptrs.data();
-      const int64_t work = st.outputs[0]->numel();
+      const int64_t work = st.work > 0 ? st.work : st.outputs[0]->numel();
       if (interpret) {
         jit::interpret(st.code->ir, bufs, params, 0, st.parallel_extent);
       } else if (work < kParallelThreshold || st.parallel_extent <= 1) {

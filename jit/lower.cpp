@@ -15,6 +15,12 @@
 // reduction in a kernel must reduce the same dims of the same shape and be
 // read at the current row; otherwise lowering throws NeedMaterialize and the
 // scheduler stores it instead.
+//
+// A matmul that matmul_inline accepts is such a reduction too: over the
+// virtual shape [batch..., M, N, K] (reducing the last dim), its value at
+// [b..., m, n, k] being A[b..., m, k] * B[b..., k, n] in the accumulation type
+// (Float64 for floats, Int64 for integers), as the reference's triple loop.
+// Its operands are computed inline at those indices.
 #include "jit/lower.h"
 
 #include <algorithm>
@@ -46,6 +52,7 @@ class Lowerer {
     r.params = std::move(params_);
     r.inputs = std::move(inputs_);
     r.parallel_extent = parallel_extent_;
+    r.work = work_;
     return r;
   }
 
@@ -281,8 +288,10 @@ class Lowerer {
       case Op::ArgMin:
       case Op::All:
       case Op::Any: return reduction(n, idx);
-      case Op::Assign:
       case Op::Matmul:
+        if (matmul_inline(*n)) return reduction(n, idx);
+        break;
+      case Op::Assign:
       case Op::Cat:
         break;
     }
@@ -384,25 +393,57 @@ class Lowerer {
   struct Row {
     bool active = false;
     Shape full;          // the shape every reduction reduces
-    const Node* source = nullptr;  // the first reduction's input: its sizes are the rows' params
+    std::vector<ValueId> sizes;  // full's sizes (the first reduction's params)
     std::vector<int64_t> dims;
-    Idx outer;           // index over the keepdim shape: outer loop vars, 0 on reduced dims
+    Idx outer;           // index over the keepdim shape: outer loop vars, 0 on reduced and size-1 dims
     std::vector<Stmt>* body = nullptr;  // where reduction loop nests are appended
     std::unordered_map<const Node*, int32_t> acc;
   } row_;
 
+  // What a reducing node (a Reduce node or an inline matmul) reduces: the
+  // shape it folds and the dims of it that it folds.
+  struct Domain {
+    Shape full;
+    std::vector<int64_t> dims;
+  };
+  static Domain domain(const Node* n) {
+    if (n->op == Op::Matmul) {
+      Shape full = n->shape;
+      full.push_back(n->inputs[0]->shape.back());  // K
+      return {full, {n->rank()}};
+    }
+    return {n->inputs[0]->shape, n->attrs.ints};
+  }
+  // The extent of dim d of n's domain, as a param of a real node.
+  ValueId domain_size(const Node* n, int64_t d) {
+    if (n->op == Op::Matmul) return d < n->rank() ? size_of(n, d) : size_of(n->inputs[0].get(), n->rank() - 1);
+    return size_of(n->inputs[0].get(), d);
+  }
+  // n's index (over n's shape) as an index over its domain's keepdim shape.
+  Idx keep_index(const Node* n, const Idx& idx) {
+    if (n->op != Op::Matmul) return idx;
+    Idx k = idx;
+    k.push_back(iconst(0));
+    return k;
+  }
+
   ValueId reduction(const Node* n, const Idx& idx) {
-    const Node* x = n->inputs[0].get();
     if (!row_.active) throw NeedMaterialize{n, "a reduction read outside its rows"};
-    if (x->shape != row_.full || n->attrs.ints != row_.dims)
+    const Domain dm = domain(n);
+    if (dm.full != row_.full || dm.dims != row_.dims)
       throw NeedMaterialize{n, "a reduction over other dims than the kernel's rows"};
-    if (idx != row_.outer) throw NeedMaterialize{n, "a reduction read at another row"};
+    if (keep_index(n, idx) != row_.outer) throw NeedMaterialize{n, "a reduction read at another row"};
     auto found = row_.acc.find(n);
     if (found != row_.acc.end()) return read_acc(n, found->second);
 
+    const bool matmul = n->op == Op::Matmul;
+    const Node* x = matmul ? nullptr : n->inputs[0].get();
     Combiner c = Combiner::Sum;
     DType adt = n->dtype;
     switch (n->op) {
+      // The reference's matmul: products and their sum in double for floats,
+      // in (wrapping) int64 for integers.
+      case Op::Matmul: c = Combiner::Sum; adt = is_floating_point(n->dtype) ? DType::Float64 : DType::Int64; break;
       case Op::Sum: c = Combiner::Sum; adt = is_floating_point(x->dtype) ? DType::Float64 : DType::Int64; break;
       case Op::Prod: c = Combiner::Prod; adt = is_floating_point(x->dtype) ? DType::Float64 : DType::Int64; break;
       case Op::Max: c = Combiner::Max; adt = x->dtype; break;
@@ -426,7 +467,24 @@ class Lowerer {
       loops.push_back(l);
       inner[d] = loop_var(l);
     }
-    ValueId v = value(x, inner);  // may append other reductions' nests first
+    ValueId v;
+    if (matmul) {
+      // inner = [b..., m, n, k]: A at [b..., m, k], B at [b..., k, n].
+      const size_t r = n->shape.size();
+      Idx ia(inner.begin(), inner.begin() + static_cast<std::ptrdiff_t>(r)), ib = ia;
+      ia[r - 1] = inner[r];
+      ib[r - 2] = inner[r];
+      ib[r - 1] = inner[r - 1];
+      for (size_t d = 0; d < r; ++d) {  // a size-1 dim of an operand is index 0
+        if (n->inputs[0]->shape[d] == 1) ia[d] = iconst(0);
+        if (n->inputs[1]->shape[d] == 1) ib[d] = iconst(0);
+      }
+      ValueId a = cast(value(n->inputs[0].get(), ia), adt);  // may append other reductions' nests first
+      ValueId b = cast(value(n->inputs[1].get(), ib), adt);
+      v = op2(VOp::Mul, adt, a, b);
+    } else {
+      v = value(x, inner);  // may append other reductions' nests first
+    }
     if (c == Combiner::All || c == Combiner::Any) v = cast(v, DType::Bool);
     else if (c == Combiner::Sum || c == Combiner::Prod) v = cast(v, adt);
     Stmt upd{StmtKind::AccUpdate};
@@ -445,7 +503,7 @@ class Lowerer {
     for (size_t j = loops.size(); j-- > 0;) {
       Stmt loop{StmtKind::Loop};
       loop.loop = loops[j];
-      loop.extent = size_of(row_.source, row_.dims[j]);
+      loop.extent = row_.sizes[static_cast<size_t>(row_.dims[j])];
       loop.body = std::move(body);
       if (j == 0) return loop;
       body = {std::move(loop)};
@@ -464,7 +522,7 @@ class Lowerer {
   // Finds the reductions computed inline below n (not crossing stored nodes).
   void find_reductions(const Node* n, std::vector<const Node*>& out, NodeSet& seen) {
     if (!seen.insert(n).second || stored(n)) return;
-    if (is_reduction(n->op)) out.push_back(n);
+    if (reduces(*n)) out.push_back(n);
     for (const auto& in : n->inputs) find_reductions(in.get(), out, seen);
   }
 
@@ -567,7 +625,7 @@ class Lowerer {
         continue;
       }
       if (!seen.insert(o).second) continue;
-      if (is_reduction(o->op)) reds.push_back(o);
+      if (reduces(*o)) reds.push_back(o);
       for (const auto& in : o->inputs) find_reductions(in.get(), reds, seen);
     }
     std::vector<Stmt> top;
@@ -586,26 +644,62 @@ class Lowerer {
       }
       for (size_t j = 0; j < outs.size(); ++j) store(body, output_slot(group[j]->dtype), flats[j], values[j]);
       k_.body = std::move(top);
+      work_ = out->numel();
       return finish();
     }
-    // Row kernel over the first reduction's rows.
+    // Row kernel over the first reduction's rows. Size-1 dims of the rows get
+    // no loop (index 0), so that views adding or dropping them read the rows.
     const Node* r0 = reds.front();
-    const Node* x = r0->inputs[0].get();
+    const Domain dm = domain(r0);
+    const Shape& full = dm.full;
+    const int64_t rank = static_cast<int64_t>(full.size());
     row_.active = true;
-    row_.full = x->shape;
-    row_.source = x;
-    row_.dims.assign(r0->attrs.ints.begin(), r0->attrs.ints.end());
+    row_.full = full;
+    row_.dims = dm.dims;
+    row_.sizes.clear();
+    for (int64_t d = 0; d < rank; ++d) row_.sizes.push_back(domain_size(r0, d));
     std::vector<int64_t> outer_dims;
-    for (int64_t d = 0; d < x->rank(); ++d)
+    for (int64_t d = 0; d < rank; ++d)
       if (!std::binary_search(row_.dims.begin(), row_.dims.end(), d)) outer_dims.push_back(d);
-    row_.outer.assign(x->shape.size(), iconst(0));
-    std::vector<Stmt>* body = outer_dims.empty() ? single(top) : open_loops(x, outer_dims, row_.outer, top, true);
-    for (int64_t d : row_.dims) row_.outer[d] = iconst(0);
+    row_.outer.assign(full.size(), iconst(0));
+    std::vector<Stmt>* body = nullptr;
+    for (int64_t d : outer_dims) {
+      if (full[d] == 1) continue;
+      const bool first = body == nullptr;
+      if (first) body = &top;
+      int32_t l = new_loop();
+      Stmt loop{StmtKind::Loop};
+      loop.loop = l;
+      loop.extent = row_.sizes[static_cast<size_t>(d)];
+      loop.parallel = first;
+      if (first) parallel_extent_ = full[d];
+      row_.outer[d] = loop_var(l);
+      body->push_back(std::move(loop));
+      body = &body->back().body;
+    }
+    if (!body) body = single(top);
     row_.body = body;
-    Shape keep = x->shape;
-    for (int64_t d : row_.dims) keep[d] = 1;
-    Shape squeezed;
-    for (int64_t d : outer_dims) squeezed.push_back(x->shape[d]);
+    // The rows without their size-1 dims: a per-row output is one whose
+    // shape without size-1 dims is this; it is read at the outer loops.
+    Shape rows_shape;
+    for (int64_t d : outer_dims)
+      if (full[d] != 1) rows_shape.push_back(full[d]);
+    auto per_row_index = [&](const Node* out, Idx& idx) {
+      Shape s;
+      for (int64_t v : out->shape)
+        if (v != 1) s.push_back(v);
+      if (s != rows_shape) return false;
+      size_t j = 0;
+      for (int64_t v : out->shape) {
+        if (v != 1) {
+          while (full[outer_dims[j]] == 1) ++j;
+          idx.push_back(row_.outer[outer_dims[j++]]);
+        } else {
+          idx.push_back(iconst(0));
+        }
+      }
+      return true;
+    };
     // Members with one value per row read the outer loops; members with one
     // value per element of the rows get a final loop nest over the reduced dims.
     Idx full_idx = row_.outer;
@@ -614,11 +708,9 @@ class Lowerer {
     for (size_t j = 0; j < outs.size(); ++j) {
       const Node* out = outs[j];
       Idx idx;
-      if (out->shape == keep || out->shape == squeezed) {
-        if (out->shape == keep) idx = row_.outer;
-        else for (int64_t d : outer_dims) idx.push_back(row_.outer[d]);
+      if (per_row_index(out, idx)) {
         per_row.push_back(j);
-      } else if (out->shape == x->shape) {
+      } else if (out->shape == full) {
         if (final_loops.empty())
           for (int64_t d : row_.dims) {
             int32_t l = new_loop();
@@ -633,6 +725,7 @@ class Lowerer {
       values[j] = cast(value(out, idx), group[j]->dtype);  // appends the reduction nests
       flats[j] = ravel(out, idx);
     }
+    work_ = full.numel();
     std::vector<int32_t> slots;
     for (size_t j = 0; j < outs.size(); ++j) slots.push_back(output_slot(group[j]->dtype));
     for (size_t j : per_row) store(body, slots[j], flats[j], values[j]);
@@ -649,6 +742,7 @@ class Lowerer {
   std::vector<int64_t> params_;
   std::vector<const Node*> inputs_;
   int64_t parallel_extent_ = 1;
+  int64_t work_ = 0;
 
  private:
   const Node& root_;

@@ -17,6 +17,7 @@ struct Lowered {
   std::vector<int64_t> params;
   std::vector<const Node*> inputs;  // buffer slots 0..n-1; the outputs follow
   int64_t parallel_extent = 1;
+  int64_t work = 0;  // scalar iterations: rows times the reduced extent (0: unknown)
 };
 
 // Thrown when a reduction cannot run inside the kernel being lowered; the
@@ -28,7 +29,7 @@ struct NeedMaterialize {
 
 using NodeSet = std::unordered_set<const Node*>;
 
-// The kernel computing `out` (any op but Matmul) whose inline region stops at
+// The kernel computing `out` (any op but a Matmul that matmul_inline rejects) whose inline region stops at
 // the nodes in `materialized` (and at nodes that already have values).
 // Assign: the copy of the base (first half); Cat: the part for input `part`.
 Lowered lower_node(const Node& out, const NodeSet& materialized, int part = 0);

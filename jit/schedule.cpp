@@ -76,6 +76,10 @@ void partition(const Graph& g, const std::vector<NodePtr>& roots, const Schedule
   for (const Node* n : g.order) {
     switch (n->cls()) {
       case OpClass::Contraction:
+        if (matmul_inline(*n)) {  // a reduction over K: fuses like one
+          if (!opt.fusion) pinned.insert(n);
+          break;
+        }
         pinned.insert(n);
         for (const auto& in : n->inputs) {
           const Node* op = blas_operand(in.get());
@@ -120,13 +124,13 @@ void fuse_rows(const Graph& g, NodeSet& mat) {
           const NodeSet& co = owners[consumer];
           o.insert(co.begin(), co.end());
         }
-      if (is_reduction(n->op) && o.size() > 1) {
+      if (reduces(*n) && o.size() > 1) {
         mat.insert(n);
         changed = true;
         break;
       }
       // A reduction cannot be computed inside a Cat part or Assign scatter.
-      if (is_reduction(n->op))
+      if (reduces(*n))
         for (const Node* owner : o)
           if (owner->op == Op::Cat || owner->op == Op::Assign) {
             mat.insert(n);
@@ -144,7 +148,8 @@ const char* boundary_reason(const Node* n, const NodeSet& pinned, const std::vec
     if (r.get() == n) return "an output the caller asked for";
   if (!opt.fusion) return "fusion is off (KILN_FUSION=0)";
   switch (n->cls()) {
-    case OpClass::Contraction: return "a matmul (BLAS) output";
+    case OpClass::Contraction:
+      return matmul_inline(*n) ? "a small matmul read by several kernels or at other rows" : "a matmul (BLAS) output";
     case OpClass::Join: return "a cat output";
     case OpClass::Write: return "an in-place write";
     case OpClass::Reduce: return pinned.count(n) ? "a matmul input" : "a reduction read by several kernels or at other rows";
@@ -168,10 +173,11 @@ bool lower_all(const Graph& g, NodeSet& mat, const NodeSet& pinned, const std::v
         s.code = std::make_shared<KernelCode>(std::move(l.kernel));
         s.params = std::move(l.params);
         s.parallel_extent = l.parallel_extent;
+        s.work = l.work;
         s.why = why;
         steps.push_back(std::move(s));
       };
-      if (n->op == Op::Matmul) {
+      if (n->op == Op::Matmul && !matmul_inline(*n)) {
         Step s;
         s.kind = StepKind::Matmul;
         s.outputs = {n};
@@ -247,6 +253,7 @@ void merge_roots(std::vector<Step>& steps, const NodeSet& mat, const std::vector
         merged.code = std::make_shared<KernelCode>(std::move(l.kernel));
         merged.params = std::move(l.params);
         merged.parallel_extent = l.parallel_extent;
+        merged.work = l.work;
         merged.why = steps[pos].why;
         steps[j] = std::move(merged);
         steps[pos].outputs.clear();  // emptied: removed below
@@ -297,6 +304,7 @@ struct StepTemplate {
   std::shared_ptr<KernelCode> code;
   std::vector<int64_t> params;
   int64_t parallel_extent;
+  int64_t work;
   std::string why;
 };
 
@@ -318,6 +326,13 @@ ScheduleCache& schedule_cache() {
 constexpr size_t kScheduleCacheEntries = 1024;
 
 }  // namespace
+
+bool matmul_inline(const Node& n) {
+  if (n.op != Op::Matmul || n.dtype == DType::Bool) return false;
+  const int64_t r = n.rank();
+  const int64_t M = n.shape[r - 2], N = n.shape[r - 1], K = n.inputs[0]->shape[r - 1];
+  return K <= kInlineMatmulMaxK || M <= kInlineMatmulMaxMN || N <= kInlineMatmulMaxMN;
+}
 
 int64_t schedule_cache_hits() { return schedule_cache().hits.load(); }
 
@@ -348,6 +363,7 @@ Schedule schedule(const std::vector<NodePtr>& roots, const ScheduleOptions& opti
         st.code = t.code;
         st.params = t.params;
         st.parallel_extent = t.parallel_extent;
+        st.work = t.work;
         st.why = t.why;
         s.steps.push_back(std::move(st));
       }
@@ -366,7 +382,7 @@ Schedule schedule(const std::vector<NodePtr>& roots, const ScheduleOptions& opti
   CacheEntry entry;
   entry.words = std::move(sig.words);
   for (const Step& st : s.steps) {
-    StepTemplate t{st.kind, {}, {}, st.code, st.params, st.parallel_extent, st.why};
+    StepTemplate t{st.kind, {}, {}, st.code, st.params, st.parallel_extent, st.work, st.why};
     for (const Node* n : st.outputs) t.outputs.push_back(index.at(n));
     for (const Node* n : st.inputs) t.inputs.push_back(index.at(n));
     entry.steps.push_back(std::move(t));

@@ -14,6 +14,17 @@
 // by several kernels is recomputed in each (it is cheap and saves a store and
 // a load); a reduction, matmul, cat or write read by several kernels is
 // computed once and stored.
+//
+// Matmul is decided by shape (matmul_inline below). A memory-bound matmul
+// (K <= 16, or M <= 4, or N <= 4: dot products, matrix-vector, vector-matrix,
+// outer products, thin layers) is computed inline as a sum over K, exactly
+// like a Reduce node: a row kernel loops over [batch..., M, N] and folds
+// A[..., m, k] * B[..., k, n] into an accumulator per row. Its operands'
+// producers (elementwise, views, casts) fuse into that loop, and its readers
+// fuse after it, as for any reduction. Every other matmul is a Matmul step
+// (OpenBLAS for float32/float64) whose operands are stored. Because the
+// decision reads M, N and K, a kernel is shape-generic in every dim except
+// across the threshold: X @ w for X of 100x1 and of 1000x1 is one kernel.
 #pragma once
 
 #include <atomic>
@@ -52,6 +63,9 @@ struct Step {
   std::vector<int64_t> params;
   int64_t parallel_extent = 1;
   std::string why;  // why this kernel boundary exists (for explain/dumps)
+  // Scalar iterations the kernel runs (its rows times the reduced extent):
+  // the executor splits kernels over threads by this, not by the output size.
+  int64_t work = 0;
 };
 
 struct Schedule {
@@ -72,6 +86,18 @@ Schedule schedule(const std::vector<NodePtr>& roots, const ScheduleOptions& opti
 int64_t schedule_cache_hits();
 // Forgets every cached schedule (and with them their kernels' functions).
 void clear_schedule_cache();
+
+// Matmuls up to these sizes are memory-bound: computed inline (see above).
+inline constexpr int64_t kInlineMatmulMaxK = 16;
+inline constexpr int64_t kInlineMatmulMaxMN = 4;
+
+// Whether the Matmul node n ([..., M, K] x [..., K, N]) is computed inline as
+// a reduction over K (true) or as a Matmul step (false). False for other ops.
+bool matmul_inline(const Node& n);
+
+// Whether a node is computed as a reduction inside a row kernel: a Reduce
+// node, or a matmul computed inline.
+inline bool reduces(const Node& n) { return is_reduction(n.op) || matmul_inline(n); }
 
 // Whether a node already has a value in memory.
 inline bool has_value(const Node& n) { return n.op == Op::Buffer || n.realized != nullptr; }

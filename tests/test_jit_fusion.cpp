@@ -105,13 +105,23 @@ TEST_CASE("jit fusion: views fold into index arithmetic") {
   check_values(x.index({Slice(1, None), Slice(None, None, 2)}).sum(0));
 }
 
-TEST_CASE("jit fusion: matmul calls BLAS and its consumers fuse after it") {
-  Tensor a = data({4, 3}), w = data({3, 5}), bias = data({5});
+TEST_CASE("jit fusion: a large matmul calls BLAS and its consumers fuse after it") {
+  Tensor a = data({24, 20}), w = data({20, 32}), bias = data({32});
   jit::Schedule s = plan(relu(matmul(a, w) + bias));
   REQUIRE(s.steps.size() == 2);
   CHECK(s.steps[0].kind == jit::StepKind::Matmul);
   CHECK(s.steps[1].kind == jit::StepKind::Kernel);
   check_values(relu(matmul(a, w) + bias), 1e-5, false);
+}
+
+TEST_CASE("jit fusion: a small matmul is a reduction fused with its producers and readers") {
+  // K <= 16 (or M, N <= 4): computed inline as a sum over K (tests/test_jit_matmul_fusion.cpp)
+  Tensor a = data({4, 3}), w = data({3, 5}), bias = data({5});
+  jit::Schedule s = plan(relu(matmul(a.exp(), w.t().t()) + bias));
+  REQUIRE(s.steps.size() == 1);
+  CHECK(s.steps[0].kind == jit::StepKind::Kernel);
+  CHECK(s.steps[0].inputs.size() == 3);
+  check_values(relu(matmul(a.exp(), w) + bias));  // the interpreter is bit-exact here
 }
 
 TEST_CASE("jit fusion: a reduction read by two kernels is computed once") {

@@ -1,0 +1,289 @@
+// Pins how the JIT schedules matmuls: a memory-bound matmul (K <= 16, or
+// M <= 4, or N <= 4; jit::matmul_inline) is computed inline as a sum over K
+// inside a fused kernel, with its operands' producers and its readers fused
+// around it; larger ones stay BLAS / library steps. Values are checked
+// against the reference evaluator (the IR interpreter bit for bit, compiled
+// kernels within the float tolerances).
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "codegen/backend.h"
+#include "core/reference/evaluate.h"
+#include "core/tensor_impl.h"
+#include "jit/executor.h"
+#include "jit/schedule.h"
+#include "kiln/kiln.h"
+
+using namespace kiln;
+
+namespace {
+
+jit::Schedule plan(const std::vector<Tensor>& ts, bool fusion = true) {
+  jit::ScheduleOptions o;
+  o.fusion = fusion;
+  std::vector<NodePtr> roots;
+  for (const Tensor& t : ts) roots.push_back(t.impl()->node());
+  return jit::schedule(roots, o);
+}
+jit::Schedule plan(const Tensor& t, bool fusion = true) { return plan(std::vector<Tensor>{t}, fusion); }
+size_t kernels(const Tensor& t) { return plan(t).steps.size(); }
+size_t matmul_steps(const jit::Schedule& s) {
+  size_t n = 0;
+  for (const auto& st : s.steps) n += st.kind == jit::StepKind::Matmul;
+  return n;
+}
+
+// Data tensors (Buffer leaves) with distinct values.
+Tensor data(const Shape& s, double scale = 1.0, DType dt = DType::Float32) {
+  std::vector<double> v(static_cast<size_t>(s.numel()));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = scale * std::sin(0.7 * static_cast<double>(i) + 0.3);
+  return tensor(v, dt).reshape(s).contiguous();
+}
+Tensor idata(const Shape& s, int64_t mod = 7, DType dt = DType::Int64) {
+  std::vector<int64_t> v(static_cast<size_t>(s.numel()));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int64_t>((i * 5 + 3) % static_cast<size_t>(mod)) - mod / 2;
+  return tensor(v, dt).reshape(s).contiguous();
+}
+
+std::vector<double> values_of(const BufferPtr& b, const NodePtr& n) {
+  return make_tensor(make_buffer_node(b, n->shape)).to_vector<double>();
+}
+
+// The JIT, interpreted and compiled, against the reference evaluator. The
+// interpreter must agree bit for bit when no matmul goes to BLAS.
+void check_values(const Tensor& t, double tol = 1e-5, bool exact = true) {
+  NodePtr n = t.impl()->node();
+  std::vector<double> r = values_of(reference::evaluate({n})[0], n);
+  std::vector<double> interp = values_of(jit::evaluate({n}, true)[0], n);
+  REQUIRE(interp.size() == r.size());
+  for (size_t i = 0; i < r.size(); ++i) {
+    CAPTURE(i);
+    if (exact) CHECK(interp[i] == r[i]);
+    else CHECK(interp[i] == doctest::Approx(r[i]).epsilon(tol));
+  }
+  if (!codegen::cpu_backend().available()) return;
+  std::vector<double> comp = values_of(jit::evaluate({n}, false)[0], n);
+  for (size_t i = 0; i < r.size(); ++i) {
+    CAPTURE(i);
+    CHECK(comp[i] == doctest::Approx(r[i]).epsilon(tol));
+  }
+}
+
+// The value through the public API with the reference evaluator selected.
+std::vector<double> reference_values(const Tensor& t) {
+  set_evaluator(Evaluator::Reference);
+  std::vector<double> v = t.clone().to_vector<double>();
+  set_evaluator(Evaluator::Jit);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("jit matmul: the decision rule") {
+  auto inl = [](const Shape& a, const Shape& b) {
+    Tensor x = data(a), y = data(b);
+    NodePtr n = matmul(x, y).impl()->node();
+    while (n->op != Op::Matmul) n = n->inputs[0];  // under the reshape of 1-D operands
+    return jit::matmul_inline(*n);
+  };
+  CHECK(inl({100, 1}, {1, 1}));
+  CHECK(inl({1, 100}, {100, 1}));
+  CHECK(inl({64, 300}, {300}));      // matrix-vector (N = 1)
+  CHECK(inl({300}, {300, 64}));      // vector-matrix (M = 1)
+  CHECK(inl({300}, {300}));          // dot
+  CHECK(inl({64, 16}, {16, 64}));    // K = 16
+  CHECK(inl({4, 64}, {64, 64}));     // M = 4
+  CHECK(inl({64, 64}, {64, 4}));     // N = 4
+  CHECK_FALSE(inl({64, 17}, {17, 64}));
+  CHECK_FALSE(inl({5, 17}, {17, 5}));
+  CHECK_FALSE(inl({64, 64}, {64, 64}));
+  CHECK_FALSE(inl({2, 64, 64}, {64, 64}));
+}
+
+TEST_CASE("jit matmul: linear regression's forward X @ w + b is one kernel") {
+  Tensor X = data({100, 1}), w = data({1, 1}, 2), b = data({1, 1}, 3);
+  Tensor y = matmul(X, w) + b;
+  jit::Schedule s = plan(y);
+  REQUIRE(s.steps.size() == 1);
+  CHECK(s.steps[0].kind == jit::StepKind::Kernel);
+  CHECK(s.steps[0].inputs.size() == 3);
+  check_values(y);
+  // Through the public API: the JIT's value equals the reference evaluator's.
+  std::vector<double> want = reference_values(y);
+  std::vector<double> got = y.to_vector<double>();
+  REQUIRE(got.size() == 100);
+  for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == doctest::Approx(want[i]).epsilon(1e-6));
+  // Hand-computed: X[i] * w + b.
+  std::vector<double> xv = X.to_vector<double>();
+  const double wv = w.item<float>(), bv = b.item<float>();
+  for (size_t i = 0; i < got.size(); ++i)
+    CHECK(got[i] == doctest::Approx(static_cast<float>(static_cast<float>(xv[i] * wv) + bv)).epsilon(1e-6));
+}
+
+TEST_CASE("jit matmul: linear regression's gradient X^T @ g is one kernel with g's producer") {
+  Tensor X = data({100, 1}), pred = data({100, 1}, 2), target = data({100, 1}, 0.5);
+  Tensor g = (pred - target) * (2.0 / 100);
+  Tensor grad = matmul(X.t(), g);
+  jit::Schedule s = plan(grad);
+  REQUIRE(s.steps.size() == 1);
+  CHECK(s.steps[0].kind == jit::StepKind::Kernel);
+  CHECK(s.steps[0].inputs.size() == 3);  // X (read transposed in place), pred, target
+  check_values(grad);
+  // Hand-computed.
+  std::vector<double> xv = X.to_vector<double>(), gv = g.to_vector<double>();
+  double want = 0;
+  for (size_t i = 0; i < xv.size(); ++i) want += xv[i] * gv[i];
+  CHECK(grad.item<float>() == doctest::Approx(want).epsilon(1e-5));
+}
+
+TEST_CASE("jit matmul: matrix-vector, vector-matrix, dot and outer products fuse") {
+  Tensor A = data({64, 300}), v = data({300}, 2), u = data({64}, 3);
+  Tensor mv = matmul(relu(A), v * 2) + u;  // [64]
+  jit::Schedule s = plan(mv);
+  REQUIRE(s.steps.size() == 1);
+  CHECK(s.steps[0].inputs.size() == 3);
+  CHECK(matmul_steps(s) == 0);
+  check_values(mv);
+  Tensor vm = matmul(u.exp(), A);  // [300]
+  CHECK(kernels(vm) == 1);
+  check_values(vm, 1e-5);
+  Tensor dot = matmul(v, v.sin());  // []
+  CHECK(kernels(dot) == 1);
+  check_values(dot);
+  Tensor outer = matmul(u.unsqueeze(1), v.unsqueeze(0));  // [64, 300], K = 1
+  CHECK(kernels(outer) == 1);
+  check_values(outer);
+  Tensor thin = matmul(A.t(), data({64, 3}, 0.5)).tanh();  // [300, 3]: N = 3, operand transposed
+  CHECK(kernels(thin) == 1);
+  check_values(thin, 1e-5);
+}
+
+TEST_CASE("jit matmul: large matmuls still call BLAS") {
+  Tensor a = data({64, 64}), b = data({64, 64}, 2), bias = data({64}, 3);
+  jit::Schedule s = plan(matmul(a, b));
+  REQUIRE(s.steps.size() == 1);
+  CHECK(s.steps[0].kind == jit::StepKind::Matmul);
+  jit::Schedule s2 = plan(relu(matmul(a, b) + bias));
+  REQUIRE(s2.steps.size() == 2);
+  CHECK(s2.steps[0].kind == jit::StepKind::Matmul);
+  CHECK(s2.steps[1].kind == jit::StepKind::Kernel);
+  check_values(relu(matmul(a, b) + bias), 1e-5, false);
+  // The library step for other dtypes and batches (a loop for integers).
+  Tensor ia = idata({2, 20, 24}, 9), ib = idata({24, 30}, 11);
+  CHECK(matmul_steps(plan(matmul(ia, ib))) == 1);
+  check_values(matmul(ia, ib));
+  check_values(matmul(data({2, 20, 24}, 1, DType::Float64), data({24, 30}, 2, DType::Float64)), 1e-12, false);
+  // Just above every threshold: BLAS; at K = 16: inline.
+  CHECK(matmul_steps(plan(matmul(data({5, 17}), data({17, 5})))) == 1);
+  CHECK(matmul_steps(plan(matmul(data({5, 16}), data({16, 5})))) == 0);
+}
+
+TEST_CASE("jit matmul: float64, integers and batches equal the reference") {
+  for (DType dt : {DType::Float64, DType::Float32, DType::Float16, DType::BFloat16}) {
+    CAPTURE(dt);
+    Tensor X = data({100, 1}, 1, dt), w = data({1, 1}, 2, dt), b = data({1, 1}, 3, dt);
+    CHECK(kernels(matmul(X, w) + b) == 1);
+    const double tol = dt == DType::Float64 ? 1e-12 : dt == DType::Float32 ? 1e-5 : 1e-2;
+    check_values(matmul(X, w) + b, tol);
+    check_values(matmul(X.t(), X * 2), tol);
+    check_values(matmul(data({7, 12}, 1, dt), data({12, 9}, 2, dt)), tol);
+  }
+  for (DType dt : {DType::Int64, DType::Int32, DType::UInt8}) {
+    CAPTURE(dt);
+    Tensor X = idata({100, 1}, 7, dt), w = idata({1, 1}, 5, dt), b = idata({1, 1}, 3, dt);
+    CHECK(kernels(matmul(X, w) + b) == 1);
+    check_values(matmul(X, w) + b);
+    check_values(matmul(X.t(), X * 3));
+    check_values(matmul(idata({7, 12}, 9, dt), idata({12, 9}, 11, dt)));
+  }
+  // Batched: [2, 3, 4] @ [4, 1] (the right operand broadcast over the batch).
+  for (DType dt : {DType::Float32, DType::Float64, DType::Int64}) {
+    CAPTURE(dt);
+    Tensor A = dt == DType::Int64 ? idata({2, 3, 4}) : data({2, 3, 4}, 1, dt);
+    Tensor B = dt == DType::Int64 ? idata({4, 1}, 5) : data({4, 1}, 2, dt);
+    Tensor y = matmul(A, B);
+    CHECK(y.sizes() == Shape{2, 3, 1});
+    CHECK(kernels(y) == 1);
+    check_values(y, dt == DType::Float64 ? 1e-12 : 1e-5);
+    check_values(matmul(A.transpose(1, 2), A) * 2, dt == DType::Float64 ? 1e-12 : 1e-5);  // [2, 4, 4], K = 3
+    std::vector<double> want = reference_values(y), got = y.to_vector<double>();
+    REQUIRE(got.size() == want.size());
+    for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == doctest::Approx(want[i]).epsilon(1e-5));
+  }
+  // Zero-size dims: K = 0 gives zeros; M = 0 gives an empty result.
+  check_values(matmul(data({3, 0}), data({0, 2})));
+  check_values(matmul(data({0, 3}), data({3, 2})));
+}
+
+TEST_CASE("jit matmul: a new M reuses the compiled kernel") {
+  auto keys = [](int64_t m) {
+    Tensor X = data({m, 1}), w = data({1, 1}, 2), b = data({1, 1}, 3);
+    std::vector<std::string> k;
+    for (const auto& st : plan(matmul(X, w) + b).steps) k.push_back(st.code->ir.key());
+    return k;
+  };
+  CHECK(keys(100) == keys(1000));
+  CHECK(keys(100) == keys(7));
+  if (!codegen::cpu_backend().available()) {
+    MESSAGE("skipped: kiln was built without the LLVM backend");
+    return;
+  }
+  auto run = [](int64_t m) {
+    Tensor X = data({m, 1}), w = data({1, 1}, 2), b = data({1, 1}, 3);
+    return (matmul(X, w) + b).to_vector<double>();
+  };
+  run(100);
+  reset_stats();
+  std::vector<double> v = run(1000);
+  JitStats st = stats();
+  CHECK(st.kernels_compiled == 0);
+  CHECK(st.cache_hits_disk == 0);
+  CHECK(st.cache_hits_memory >= 1);
+  CHECK(st.library_calls == 0);
+  REQUIRE(v.size() == 1000);
+  // the gradient's kernel likewise
+  auto grad = [](int64_t m) {
+    Tensor X = data({m, 1}), p = data({m, 1}, 2), t = data({m, 1}, 0.5);
+    return matmul(X.t(), (p - t) * 0.02).item<float>();
+  };
+  grad(100);
+  reset_stats();
+  grad(1000);
+  CHECK(stats().kernels_compiled == 0);
+}
+
+TEST_CASE("jit matmul: an inline matmul read by several kernels is stored once") {
+  Tensor X = data({50, 3}), w = data({3, 2}, 2);
+  Tensor y = matmul(X, w);
+  Tensor a = y + 1, b = y.sum(0);
+  jit::Schedule s = plan({a, b});
+  CHECK(matmul_steps(s) == 0);
+  CHECK(s.steps.size() <= 3);
+  eval(a, b);
+  std::vector<double> av = a.to_vector<double>(), yv = reference_values(y);
+  for (size_t i = 0; i < av.size(); ++i) CHECK(av[i] == doctest::Approx(yv[i] + 1).epsilon(1e-5));
+  // and inside a cat, fusion off, and a matmul of matmuls
+  check_values(cat({matmul(X, w), data({2, 2})}, 0));
+  check_values(matmul(matmul(X, w), data({2, 5})).relu());
+  check_values(matmul(X.t(), matmul(X, w)));
+  for (bool fusion : {false, true}) {
+    set_fusion_enabled(fusion);
+    check_values(matmul(X * 2, w) + matmul(X, w * 3).exp());
+  }
+  set_fusion_enabled(true);
+}
+
+TEST_CASE("jit matmul: kernel counts of a linear-regression step") {
+  Tensor X = data({100, 1}), w = data({1, 1}, 2), b = data({1, 1}, 3), y = data({100, 1}, 0.5);
+  Tensor pred = matmul(X, w) + b;
+  Tensor loss = (pred - y).pow(2).mean();
+  Tensor g = (pred - y) * (2.0 / 100);
+  Tensor gw = matmul(X.t(), g), gb = g.sum(0, true);
+  MESSAGE("forward " << kernels(pred) << ", loss " << kernels(loss) << ", grad w " << kernels(gw)
+                     << ", step " << plan({loss, gw, gb}).steps.size() << " kernels");
+  CHECK(kernels(pred) == 1);
+  check_values(loss);
+  check_values(gw);
+  check_values(gb);
+}
