@@ -172,7 +172,7 @@ Tensor binary_op(Op op, const Tensor& a, const Scalar& b, const char* name, bool
   DType ct = binary_compute_type(op, result_type(a, b));
   const Shape& shape = a.sizes();
   NodePtr x = prepare(a, ct, shape, name);
-  NodePtr y = expand_node(scalar_node(b, ct, a.device()), shape);
+  NodePtr y = full_node(shape, b, ct, a.device());  // one node, computed in the kernel
   std::vector<NodePtr> ins = scalar_first ? std::vector<NodePtr>{y, x} : std::vector<NodePtr>{x, y};
   Tensor out = finish(op, ct, shape, a.device(), std::move(ins));
   record_scalar(op, out, a, b, scalar_first);

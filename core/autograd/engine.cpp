@@ -3,11 +3,9 @@
 // reached it, and hands the results to its inputs, summed back over
 // broadcast dims and cast to each input's dtype. Rules are kiln ops, so the
 // walk only builds lazy gradient nodes; the JIT fuses them when read.
-#include <unordered_map>
-#include <unordered_set>
-
 #include "core/autograd/function.h"
 #include "core/ops_common.h"
+#include "core/ptr_map.h"
 
 namespace kiln::autograd {
 
@@ -54,23 +52,23 @@ Tensor sum_to(const Tensor& g, const Shape& sizes) {
 struct Task {
   bool keep_graph = false;
   bool accumulate_leaves = true;
-  std::unordered_map<const Function*, size_t> capture;  // grad(): input index
+  PtrMap<size_t> capture;  // grad(): function -> input index + 1
   std::vector<Tensor> captured;
 };
 
 // Functions reachable from the roots, parents before children.
 std::vector<Function*> topological_order(const std::vector<FunctionPtr>& roots) {
   std::vector<Function*> post;
-  std::unordered_set<const Function*> seen;
+  PtrMap<bool> seen;
   std::vector<std::pair<Function*, size_t>> stack;
   for (const FunctionPtr& r : roots) {
-    if (!r || !seen.insert(r.get()).second) continue;
+    if (!r || !seen.insert(r.get(), true)) continue;
     stack.push_back({r.get(), 0});
     while (!stack.empty()) {
       auto& [f, i] = stack.back();
       if (i < f->next.size()) {
         Function* c = f->next[i++].get();
-        if (c && seen.insert(c).second) stack.push_back({c, 0});
+        if (c && seen.insert(c, true)) stack.push_back({c, 0});
       } else {
         post.push_back(f);
         stack.pop_back();
@@ -83,16 +81,17 @@ std::vector<Function*> topological_order(const std::vector<FunctionPtr>& roots) 
 void run(const std::vector<FunctionPtr>& roots, const std::vector<Tensor>& root_grads, Task& task) {
   std::vector<Function*> order = topological_order(roots);
   // grad(): only functions on a path to a captured one need to run.
-  std::unordered_set<const Function*> needed;
-  if (!task.capture.empty()) {
+  const bool capturing = task.capture.size() > 0;
+  PtrMap<bool> needed(capturing ? order.size() : 0);
+  if (capturing) {
     for (size_t k = order.size(); k-- > 0;) {
       Function* f = order[k];
-      bool need = task.capture.count(f) > 0;
-      for (const FunctionPtr& c : f->next) need = need || (c && needed.count(c.get()));
-      if (need) needed.insert(f);
+      bool need = task.capture.contains(f);
+      for (const FunctionPtr& c : f->next) need = need || (c && needed.contains(c.get()));
+      if (need) needed[f] = true;
     }
   }
-  std::unordered_map<const Function*, Tensor> buffers;
+  PtrMap<Tensor> buffers(order.size());
   auto add_to = [&](const Function* f, const Tensor& g) {
     Tensor& b = buffers[f];
     b = b.defined() ? b + g : g;
@@ -100,14 +99,14 @@ void run(const std::vector<FunctionPtr>& roots, const std::vector<Tensor>& root_
   for (size_t i = 0; i < roots.size(); ++i) add_to(roots[i].get(), root_grads[i]);
 
   for (Function* f : order) {
-    auto it = buffers.find(f);
-    if (it == buffers.end()) continue;
-    Tensor g = std::move(it->second);
-    buffers.erase(it);
-    if (auto c = task.capture.find(f); c != task.capture.end()) task.captured[c->second] = g;
-    if (!task.capture.empty()) {
+    Tensor* slot = buffers.find(f);
+    if (!slot || !slot->defined()) continue;
+    Tensor g = std::move(*slot);
+    *slot = Tensor();
+    if (const size_t* c = task.capture.find(f)) task.captured[*c - 1] = g;
+    if (capturing) {
       bool feeds = false;
-      for (const FunctionPtr& c : f->next) feeds = feeds || (c && needed.count(c.get()));
+      for (const FunctionPtr& c : f->next) feeds = feeds || (c && needed.contains(c.get()));
       if (!feeds) continue;
     }
     if (f->kind == GradFn::AccumulateGrad) {
@@ -196,14 +195,17 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
   for (size_t i = 0; i < inputs.size(); ++i) {
     KILN_CHECK(inputs[i].defined() && inputs[i].requires_grad(), "grad",
                "One of the differentiated Tensors does not require grad (input ", i, ")");
-    task.capture.emplace(gradient_edge(inputs[i]).get(), i);
+    task.capture.insert(gradient_edge(inputs[i]).get(), i + 1);
   }
   {
     AutoGradMode mode(create_graph);
     run(roots, root_grads, task);
   }
+  auto captured = [&](size_t i) -> Tensor& {
+    return task.captured[*task.capture.find(gradient_edge(inputs[i]).get()) - 1];
+  };
   for (size_t i = 0; i < inputs.size(); ++i) {
-    Tensor& g = task.captured[task.capture.at(gradient_edge(inputs[i]).get())];
+    Tensor& g = captured(i);
     KILN_CHECK(g.defined() || allow_unused, "grad",
                "One of the differentiated Tensors appears to not have been used in the graph. "
                "Set allow_unused=True if this is the desired behavior. (input ", i, ", shape ",
@@ -211,7 +213,7 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
   }
   std::vector<Tensor> out;
   for (size_t i = 0; i < inputs.size(); ++i)
-    out.push_back(task.captured[task.capture.at(gradient_edge(inputs[i]).get())]);
+    out.push_back(captured(i));
   return out;
 }
 

@@ -1,0 +1,87 @@
+// PtrMap: a flat hash map keyed by pointers, for the graph walks that run on
+// every evaluation and every backward (collect, sign, execute, the autograd
+// engine). std::unordered_map allocates one heap node per entry; this keeps
+// entries in one array (open addressing, linear probing), so a walk over a
+// graph of n nodes costs O(1) allocations instead of O(n).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace kiln {
+
+template <typename V>
+class PtrMap {
+ public:
+  explicit PtrMap(size_t expected = 8) { rehash(capacity_for(expected)); }
+
+  // The value for key k, inserted default-constructed if absent.
+  V& operator[](const void* k) {
+    size_t i = probe(k);
+    if (!slots_[i].first) {
+      if ((size_ + 1) * 2 > slots_.size()) {
+        rehash(slots_.size() * 2);
+        i = probe(k);
+      }
+      slots_[i].first = k;
+      ++size_;
+    }
+    return slots_[i].second;
+  }
+  // Inserts (k, v) if k is absent; returns whether it inserted.
+  bool insert(const void* k, V v = V()) {
+    size_t i = probe(k);
+    if (slots_[i].first) return false;
+    (*this)[k] = std::move(v);
+    return true;
+  }
+  V* find(const void* k) {
+    size_t i = probe(k);
+    return slots_[i].first ? &slots_[i].second : nullptr;
+  }
+  const V* find(const void* k) const {
+    size_t i = probe(k);
+    return slots_[i].first ? &slots_[i].second : nullptr;
+  }
+  bool contains(const void* k) const { return slots_[probe(k)].first != nullptr; }
+  size_t size() const { return size_; }
+  // Calls f(key, value) for every entry, in no particular order.
+  template <typename F>
+  void for_each(F&& f) {
+    for (auto& [k, v] : slots_)
+      if (k) f(k, v);
+  }
+
+ private:
+  static size_t capacity_for(size_t n) {
+    size_t c = 16;
+    while (c < n * 2) c *= 2;
+    return c;
+  }
+  size_t probe(const void* k) const {
+    uint64_t h = reinterpret_cast<uintptr_t>(k) * 0x9E3779B97F4A7C15ull;
+    size_t mask = slots_.size() - 1;
+    size_t i = static_cast<size_t>(h >> 20) & mask;
+    while (slots_[i].first && slots_[i].first != k) i = (i + 1) & mask;
+    return i;
+  }
+  void rehash(size_t capacity) {
+    std::vector<std::pair<const void*, V>> old(capacity);
+    old.swap(slots_);
+    size_ = 0;
+    for (auto& [k, v] : old)
+      if (k) {
+        size_t i = probe(k);
+        slots_[i].first = k;
+        slots_[i].second = std::move(v);
+        ++size_;
+      }
+  }
+
+  std::vector<std::pair<const void*, V>> slots_;
+  size_t size_ = 0;
+};
+
+}  // namespace kiln
