@@ -20,7 +20,12 @@
 // virtual shape [batch..., M, N, K] (reducing the last dim), its value at
 // [b..., m, n, k] being A[b..., m, k] * B[b..., k, n] in the accumulation type
 // (Float64 for floats, Int64 for integers), as the reference's triple loop.
-// Its operands are computed inline at those indices.
+// Its operands are computed inline at those indices. Unlike other
+// reductions, it may also be read outside the kernel's rows: inside another
+// reduction's loop nest or the final per-element loops, it is nested there
+// (its own init, loop over K and update placed before the reading statement),
+// provided its index walks every enclosing loop (nest_scope), so that no value
+// of it is computed twice.
 #include "jit/lower.h"
 
 #include <algorithm>
@@ -427,14 +432,66 @@ class Lowerer {
     return k;
   }
 
+  // A loop scope of the row kernel being built: its loops (outermost first)
+  // and the statement list where a reduction placed in this scope goes (it
+  // runs once per iteration of these loops, before the statements reading it).
+  struct Scope {
+    std::vector<std::pair<int32_t, ValueId>> loops;  // loop id, extent
+    std::vector<Stmt>* list = nullptr;
+  };
+  std::vector<Scope> scopes_;  // scopes_[0]: the rows; then the loops open where a value is being built
+  int64_t nested_work_ = 0;  // iterations of the nested matmuls' loops
+  std::unordered_map<const Node*, int> sites_;  // inline matmuls: places computed in this kernel
+
+  // The scope in which an inline matmul read at idx, outside the rows it
+  // would have as the kernel's first reduction, runs: the innermost scope
+  // whose loops idx reads. It must read every loop (of extent other than 1)
+  // of that scope and of the enclosing ones, so that each of the matmul's
+  // values is computed once per kernel run; otherwise the matmul is stored.
+  size_t nest_scope(const Node* n, const Idx& idx) {
+    std::vector<int32_t> used;
+    for (ValueId v : idx) {
+      if (val(v).op == VOp::LoopIndex) used.push_back(val(v).a);
+      else if (val(v).op != VOp::IntConst) throw NeedMaterialize{n, "a matmul read at a computed index"};
+    }
+    auto reads = [&](int32_t l) { return std::find(used.begin(), used.end(), l) != used.end(); };
+    size_t at = 0, found = 0;
+    for (size_t sc = 0; sc < scopes_.size(); ++sc)
+      for (const auto& [l, extent] : scopes_[sc].loops)
+        if (reads(l)) {
+          at = sc;
+          ++found;
+        }
+    if (found != used.size()) throw NeedMaterialize{n, "a matmul read at an index of no open loop"};
+    for (size_t sc = 0; sc <= at; ++sc)
+      for (const auto& [l, extent] : scopes_[sc].loops)
+        if (!is_int(extent, 1) && !reads(l))
+          throw NeedMaterialize{n, "a matmul read again at each iteration of a loop"};
+    return at;
+  }
+
   ValueId reduction(const Node* n, const Idx& idx) {
     if (!row_.active) throw NeedMaterialize{n, "a reduction read outside its rows"};
     const Domain dm = domain(n);
-    if (dm.full != row_.full || dm.dims != row_.dims)
-      throw NeedMaterialize{n, "a reduction over other dims than the kernel's rows"};
-    if (keep_index(n, idx) != row_.outer) throw NeedMaterialize{n, "a reduction read at another row"};
-    auto found = row_.acc.find(n);
-    if (found != row_.acc.end()) return read_acc(n, found->second);
+    const Idx kidx = keep_index(n, idx);
+    // The scope it runs in: the rows (one value per row), or for a matmul
+    // read elsewhere, the loops its index reads (nested reductions).
+    const bool at_row = dm.full == row_.full && dm.dims == row_.dims && kidx == row_.outer;
+    if (!at_row && n->op != Op::Matmul)
+      throw NeedMaterialize{n, dm.full != row_.full || dm.dims != row_.dims
+                                   ? "a reduction over other dims than the kernel's rows"
+                                   : "a reduction read at another row"};
+    const size_t at = at_row ? 0 : nest_scope(n, idx);
+    if (!at_row) nested_work_ += dm.full.numel();  // each of its values once (nest_scope)
+    if (at_row) {
+      auto found = row_.acc.find(n);
+      if (found != row_.acc.end()) return read_acc(n, found->second);
+    }
+    // A matmul read at several places of one kernel is computed at each (as
+    // an elementwise node would be): cheap for K <= 16, not for longer dot
+    // products, which are stored once instead.
+    if (n->op == Op::Matmul && ++sites_[n] > 1 && n->inputs[0]->shape.back() > kInlineMatmulMaxK)
+      throw NeedMaterialize{n, "a matmul with a long K read at several places of one kernel"};
 
     const bool matmul = n->op == Op::Matmul;
     const Node* x = matmul ? nullptr : n->inputs[0].get();
@@ -459,14 +516,25 @@ class Lowerer {
     Stmt init{StmtKind::AccInit};
     init.acc = acc;
 
-    // Loop nest over the reduced dims, outermost first.
-    Idx inner = row_.outer;
-    std::vector<int32_t> loops;
-    for (int64_t d : row_.dims) {
+    // Loop nest over the reduced dims (none for size-1 ones), outermost first.
+    Idx inner = kidx;
+    Scope own;
+    std::vector<Stmt> pre;  // reductions placed inside this one's loops
+    own.list = &pre;
+    for (int64_t d : dm.dims) {
+      if (dm.full[d] == 1) {
+        inner[d] = iconst(0);
+        continue;
+      }
       int32_t l = new_loop();
-      loops.push_back(l);
+      own.loops.push_back({l, at_row ? row_.sizes[static_cast<size_t>(d)] : domain_size(n, d)});
       inner[d] = loop_var(l);
     }
+    // Build the value in this reduction's scope (reductions it reads are
+    // placed before it, in its scope or an enclosing one).
+    std::vector<Scope> saved = scopes_;
+    scopes_.resize(at + 1);
+    if (!own.loops.empty()) scopes_.push_back(own);
     ValueId v;
     if (matmul) {
       // inner = [b..., m, n, k]: A at [b..., m, k], B at [b..., k, n].
@@ -479,36 +547,38 @@ class Lowerer {
         if (n->inputs[0]->shape[d] == 1) ia[d] = iconst(0);
         if (n->inputs[1]->shape[d] == 1) ib[d] = iconst(0);
       }
-      ValueId a = cast(value(n->inputs[0].get(), ia), adt);  // may append other reductions' nests first
+      ValueId a = cast(value(n->inputs[0].get(), ia), adt);
       ValueId b = cast(value(n->inputs[1].get(), ib), adt);
       v = op2(VOp::Mul, adt, a, b);
     } else {
-      v = value(x, inner);  // may append other reductions' nests first
+      v = value(x, inner);
     }
+    scopes_ = std::move(saved);
     if (c == Combiner::All || c == Combiner::Any) v = cast(v, DType::Bool);
     else if (c == Combiner::Sum || c == Combiner::Prod) v = cast(v, adt);
     Stmt upd{StmtKind::AccUpdate};
     upd.acc = acc;
     upd.value = v;
-    if (c == Combiner::ArgMax || c == Combiner::ArgMin) upd.index = inner[row_.dims[0]];
-    row_.body->push_back(init);
-    row_.body->push_back(reduced_nest({upd}, loops));
-    row_.acc.emplace(n, acc);
+    if (c == Combiner::ArgMax || c == Combiner::ArgMin) upd.index = inner[dm.dims[0]];
+    pre.push_back(upd);
+    std::vector<Stmt>* list = scopes_[at].list;
+    list->push_back(init);
+    for (Stmt& st : nest(std::move(pre), own.loops)) list->push_back(std::move(st));
+    if (at_row) row_.acc.emplace(n, acc);
     return read_acc(n, acc);
   }
 
-  // `body` inside one loop per reduced dim of the rows (outermost first).
-  Stmt reduced_nest(std::vector<Stmt> body, const std::vector<int32_t>& loops) {
-    KILN_INTERNAL_ASSERT(!loops.empty() && loops.size() == row_.dims.size(), "loop nest of the wrong depth");
+  // `body` inside `loops` (outermost first); `body` itself when there are none.
+  static std::vector<Stmt> nest(std::vector<Stmt> body, const std::vector<std::pair<int32_t, ValueId>>& loops) {
     for (size_t j = loops.size(); j-- > 0;) {
       Stmt loop{StmtKind::Loop};
-      loop.loop = loops[j];
-      loop.extent = row_.sizes[static_cast<size_t>(row_.dims[j])];
+      loop.loop = loops[j].first;
+      loop.extent = loops[j].second;
       loop.body = std::move(body);
-      if (j == 0) return loop;
-      body = {std::move(loop)};
+      body.clear();
+      body.push_back(std::move(loop));
     }
-    return {};
+    return body;
   }
 
   ValueId read_acc(const Node* n, int32_t acc) {
@@ -647,6 +717,9 @@ class Lowerer {
       work_ = out->numel();
       return finish();
     }
+    // A Reduce node leads (an inline matmul can nest in its loops, not the
+    // other way round).
+    std::stable_partition(reds.begin(), reds.end(), [](const Node* r) { return r->op != Op::Matmul; });
     // Row kernel over the first reduction's rows. Size-1 dims of the rows get
     // no loop (index 0), so that views adding or dropping them read the rows.
     const Node* r0 = reds.front();
@@ -679,6 +752,10 @@ class Lowerer {
     }
     if (!body) body = single(top);
     row_.body = body;
+    scopes_.assign(1, Scope{});
+    scopes_[0].list = body;
+    for (int64_t d : outer_dims)
+      if (full[d] != 1) scopes_[0].loops.push_back({val(row_.outer[d]).a, row_.sizes[static_cast<size_t>(d)]});
     // The rows without their size-1 dims: a per-row output is one whose
     // shape without size-1 dims is this; it is read at the outer loops.
     Shape rows_shape;
@@ -703,7 +780,10 @@ class Lowerer {
     // Members with one value per row read the outer loops; members with one
     // value per element of the rows get a final loop nest over the reduced dims.
     Idx full_idx = row_.outer;
-    std::vector<int32_t> final_loops;
+    Scope final_scope;  // the final loops (none for size-1 dims)
+    std::vector<Stmt> final_body;
+    final_scope.list = &final_body;
+    bool final_open = false;
     std::vector<size_t> per_row, per_element;
     for (size_t j = 0; j < outs.size(); ++j) {
       const Node* out = outs[j];
@@ -711,28 +791,32 @@ class Lowerer {
       if (per_row_index(out, idx)) {
         per_row.push_back(j);
       } else if (out->shape == full) {
-        if (final_loops.empty())
+        if (!final_open)
           for (int64_t d : row_.dims) {
+            if (full[d] == 1) continue;
             int32_t l = new_loop();
-            final_loops.push_back(l);
+            final_scope.loops.push_back({l, row_.sizes[static_cast<size_t>(d)]});
             full_idx[d] = loop_var(l);
           }
+        final_open = true;
         idx = full_idx;
         per_element.push_back(j);
       } else {
         throw NeedMaterialize{r0, "the output is not laid out by rows"};
       }
+      const bool element = !per_element.empty() && per_element.back() == j;
+      if (element) scopes_.push_back(final_scope);
       values[j] = cast(value(out, idx), group[j]->dtype);  // appends the reduction nests
+      if (element) scopes_.pop_back();
       flats[j] = ravel(out, idx);
     }
-    work_ = full.numel();
+    work_ = full.numel() + nested_work_;
     std::vector<int32_t> slots;
     for (size_t j = 0; j < outs.size(); ++j) slots.push_back(output_slot(group[j]->dtype));
     for (size_t j : per_row) store(body, slots[j], flats[j], values[j]);
     if (!per_element.empty()) {
-      std::vector<Stmt> inner;
-      for (size_t j : per_element) store(&inner, slots[j], flats[j], values[j]);
-      body->push_back(reduced_nest(std::move(inner), final_loops));
+      for (size_t j : per_element) store(&final_body, slots[j], flats[j], values[j]);
+      for (Stmt& st : nest(std::move(final_body), final_scope.loops)) body->push_back(std::move(st));
     }
     k_.body = std::move(top);
     return finish();

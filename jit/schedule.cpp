@@ -124,7 +124,7 @@ void fuse_rows(const Graph& g, NodeSet& mat) {
           const NodeSet& co = owners[consumer];
           o.insert(co.begin(), co.end());
         }
-      if (reduces(*n) && o.size() > 1) {
+      if (reduces(*n) && o.size() > 1 && !matmul_recomputed(*n)) {
         mat.insert(n);
         changed = true;
         break;
@@ -229,21 +229,23 @@ void merge_roots(std::vector<Step>& steps, const NodeSet& mat, const std::vector
     size_t pos = i;
     for (size_t j = i + 1; j < steps.size(); ++j) {
       if (!mergeable(steps[j]) || !root_set.count(steps[j].outputs[0])) continue;
+      // steps[j] may itself be a merged step: all its outputs join.
       const std::vector<const Node*>& group = steps[pos].outputs;
-      const Node* cand = steps[j].outputs[0];
+      const std::vector<const Node*>& cands = steps[j].outputs;
       const bool rows_i = !steps[pos].code->ir.accs.empty(), rows_j = !steps[j].code->ir.accs.empty();
       if (rows_i != rows_j) continue;
-      if (!rows_i && cand->shape != group[0]->shape) continue;
+      if (!rows_i && cands[0]->shape != group[0]->shape) continue;
       bool independent = true;
-      for (const Node* g : group)
-        if (deps[cand].count(g) || deps[g].count(cand)) independent = false;
+      for (const Node* cand : cands)
+        for (const Node* g : group)
+          if (deps[cand].count(g) || deps[g].count(cand)) independent = false;
       for (size_t k = pos + 1; k < j && independent; ++k)
         for (const Node* in : steps[k].inputs)
           for (const Node* g : group)
             if (in == g) independent = false;
       if (!independent) continue;
       std::vector<const Node*> trial = group;
-      trial.push_back(cand);
+      trial.insert(trial.end(), cands.begin(), cands.end());
       try {
         Lowered l = lower_group(trial, mat);
         Step merged;
@@ -332,6 +334,10 @@ bool matmul_inline(const Node& n) {
   const int64_t r = n.rank();
   const int64_t M = n.shape[r - 2], N = n.shape[r - 1], K = n.inputs[0]->shape[r - 1];
   return K <= kInlineMatmulMaxK || M <= kInlineMatmulMaxMN || N <= kInlineMatmulMaxMN;
+}
+
+bool matmul_recomputed(const Node& n) {
+  return matmul_inline(n) && n.inputs[0]->shape.back() == 1;
 }
 
 int64_t schedule_cache_hits() { return schedule_cache().hits.load(); }

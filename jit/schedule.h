@@ -25,6 +25,12 @@
 // (OpenBLAS for float32/float64) whose operands are stored. Because the
 // decision reads M, N and K, a kernel is shape-generic in every dim except
 // across the threshold: X @ w for X of 100x1 and of 1000x1 is one kernel.
+// An inline matmul may also run nested inside another reduction's loops
+// (`(X @ w - y).pow(2).sum()`, `X.t() @ (X @ w - y)`): where a kernel reads it
+// at indices that walk every enclosing loop, so that each of its values is
+// still computed once (lower.cpp). One with K = 1 (an outer product: a
+// multiply per element) is recomputed by each kernel that reads it, like an
+// elementwise node, rather than stored.
 #pragma once
 
 #include <atomic>
@@ -94,6 +100,10 @@ inline constexpr int64_t kInlineMatmulMaxMN = 4;
 // Whether the Matmul node n ([..., M, K] x [..., K, N]) is computed inline as
 // a reduction over K (true) or as a Matmul step (false). False for other ops.
 bool matmul_inline(const Node& n);
+
+// Whether the inline matmul n has K = 1 and is recomputed by each kernel
+// reading it instead of stored once.
+bool matmul_recomputed(const Node& n);
 
 // Whether a node is computed as a reduction inside a row kernel: a Reduce
 // node, or a matmul computed inline.

@@ -13,6 +13,7 @@
 #include "core/tensor_impl.h"
 #include "jit/executor.h"
 #include "jit/schedule.h"
+#include "graph_gen.h"
 #include "kiln/kiln.h"
 
 using namespace kiln;
@@ -67,6 +68,27 @@ void check_values(const Tensor& t, double tol = 1e-5, bool exact = true) {
   for (size_t i = 0; i < r.size(); ++i) {
     CAPTURE(i);
     CHECK(comp[i] == doctest::Approx(r[i]).epsilon(tol));
+  }
+}
+
+// Several outputs evaluated together (one schedule), interpreted, against the reference.
+void check_together(const std::vector<Tensor>& ts) {
+  std::vector<NodePtr> roots;
+  for (const Tensor& t : ts) roots.push_back(t.impl()->node());
+  std::vector<BufferPtr> ref = reference::evaluate(roots);
+  for (bool interpret : {true, false}) {
+    if (!interpret && !codegen::cpu_backend().available()) continue;
+    std::vector<BufferPtr> got = jit::evaluate(roots, interpret);
+    for (size_t j = 0; j < roots.size(); ++j) {
+      std::vector<double> r = values_of(ref[j], roots[j]), g = values_of(got[j], roots[j]);
+      REQUIRE(g.size() == r.size());
+      for (size_t i = 0; i < r.size(); ++i) {
+        CAPTURE(j);
+        CAPTURE(i);
+        if (interpret) CHECK(g[i] == r[i]);
+        else CHECK(g[i] == doctest::Approx(r[i]).epsilon(1e-5));
+      }
+    }
   }
 }
 
@@ -274,16 +296,136 @@ TEST_CASE("jit matmul: an inline matmul read by several kernels is stored once")
   set_fusion_enabled(true);
 }
 
+TEST_CASE("jit matmul: a following reduction runs the matmul nested in its loop") {
+  Tensor X = data({100, 1}), w = data({1, 1}, 2), b = data({1, 1}, 3), y = data({100, 1}, 0.5);
+  Tensor pred = matmul(X, w) + b;
+  Tensor loss = (pred - y).pow(2).mean();  // the matmul runs inside the sum's loop
+  CHECK(kernels(loss) == 1);
+  check_values(loss);
+  Tensor g = (pred - y) * (2.0 / 100);
+  Tensor gw = matmul(X.t(), g);  // X @ w runs inside X^T @ g's loop over K
+  REQUIRE(kernels(gw) == 1);
+  CHECK(plan(gw).steps[0].inputs.size() == 4);  // X, w, b, y: nothing stored in between
+  check_values(gw);
+  Tensor centered = pred - pred.mean();  // in the sum's loop and in the final per-element loop
+  CHECK(kernels(centered) == 1);
+  check_values(centered);
+  Tensor A = data({64, 300}), v = data({300}, 2);
+  CHECK(kernels(matmul(A, v).sum()) == 1);
+  check_values(matmul(A, v).sum());
+  // Read in three loops (softmax's max, sum and output): K = 300 is stored once
+  // rather than computed three times; K = 16 is recomputed.
+  CHECK(kernels(matmul(A, v).softmax(0)) == 2);
+  check_values(matmul(A, v).softmax(0), 1e-5, false);  // exp: compare within tolerance
+  Tensor A16 = data({64, 16}), v16 = data({16}, 2);
+  CHECK(kernels(matmul(A16, v16).softmax(0)) == 1);
+  check_values(matmul(A16, v16).softmax(0), 1e-5, false);
+  // Read at indices that do not walk the sum's loops (a broadcast row): nesting
+  // would compute it again per row, so it is stored.
+  Tensor u = data({1, 3}), W = data({3, 5}, 2), x = data({8, 5}, 3);
+  Tensor bc = (x * matmul(u, W)).sum();
+  CHECK(kernels(bc) == 2);
+  check_values(bc);
+}
+
+TEST_CASE("jit matmul: an outer product (K = 1) read by several kernels is recomputed in each") {
+  Tensor X = data({100, 1}), w = data({1, 1}, 2);
+  Tensor y = matmul(X, w);
+  Tensor a = y + 1, s = y.sum();
+  jit::Schedule sch = plan({a, s});
+  CHECK(sch.steps.size() == 1);  // and the two outputs then share one kernel
+  for (const auto& st : sch.steps)
+    for (const Node* in : st.inputs) CHECK(in->op != Op::Matmul);  // nothing stored for y
+  check_together({a, s});
+  // K = 2: stored once, read by both
+  Tensor X2 = data({100, 2}), w2 = data({2, 1}, 2);
+  Tensor y2 = matmul(X2, w2);
+  jit::Schedule sch2 = plan({y2 + 1, y2.sum()});
+  REQUIRE(sch2.steps.size() >= 2);
+  CHECK(sch2.steps[0].outputs[0]->op == Op::Matmul);
+  check_together({y2 + 1, y2.sum()});
+}
+
 TEST_CASE("jit matmul: kernel counts of a linear-regression step") {
   Tensor X = data({100, 1}), w = data({1, 1}, 2), b = data({1, 1}, 3), y = data({100, 1}, 0.5);
   Tensor pred = matmul(X, w) + b;
   Tensor loss = (pred - y).pow(2).mean();
   Tensor g = (pred - y) * (2.0 / 100);
   Tensor gw = matmul(X.t(), g), gb = g.sum(0, true);
+  Tensor w2 = w - 0.01 * gw, b2 = b - 0.01 * gb;
+  // Before small matmuls were inlined: 2 steps for pred (BLAS + add), 6 for
+  // {loss, gw, gb} (2 BLAS calls, X^T and g copied for BLAS, loss, gb).
   MESSAGE("forward " << kernels(pred) << ", loss " << kernels(loss) << ", grad w " << kernels(gw)
-                     << ", step " << plan({loss, gw, gb}).steps.size() << " kernels");
+                     << ", epoch " << plan({loss, w2, b2}).steps.size() << " kernels");
   CHECK(kernels(pred) == 1);
-  check_values(loss);
-  check_values(gw);
-  check_values(gb);
+  CHECK(kernels(loss) == 1);
+  CHECK(kernels(gw) == 1);
+  jit::Schedule epoch = plan({loss, w2, b2});
+  CHECK(epoch.steps.size() <= 2);
+  CHECK(matmul_steps(epoch) == 0);
+  check_together({loss, w2, b2});
+}
+
+TEST_CASE("jit matmul: random graphs of small matmuls and reductions equal the reference bit for bit") {
+  // tests/graph_gen.h's programs, weighted to matmuls read by reductions and
+  // views; every matmul it makes is small, so all run inline (nested ones
+  // included), and the IR interpreter must equal the reference exactly.
+  kiln_diff::Weights wt;
+  wt.leaf = 1; wt.unary = 2; wt.binary = 2; wt.scalar_binary = 1; wt.where_clamp = 1; wt.cast = 1;
+  wt.view = 3; wt.reduce = 5; wt.matmul = 6;
+  int compared = 0;
+  reset_stats();
+  for (uint64_t seed = 70000; seed < 70800; ++seed) {
+    kiln_diff::Gen gen(seed, wt);
+    kiln_diff::Program p;
+    try {
+      p = gen.generate(4 + static_cast<int>(seed % 9));
+    } catch (const std::exception&) {
+      continue;
+    }
+    const kiln_diff::Env& env = gen.env();
+    std::vector<int> roots = kiln_diff::sinks(p, env, seed % 2 ? 4 : 1);
+    std::vector<NodePtr> nodes;
+    for (int r : roots) nodes.push_back(env.vars[kiln_diff::result_var(p, r)].impl()->node());
+    CAPTURE(seed);
+    std::vector<BufferPtr> ref = reference::evaluate(nodes);
+    for (bool fusion : {true, false}) {
+      CAPTURE(fusion);
+      set_fusion_enabled(fusion);
+      std::vector<BufferPtr> got = jit::evaluate(nodes, true);
+      set_fusion_enabled(true);
+      for (size_t j = 0; j < nodes.size(); ++j) {
+        std::vector<double> r = values_of(ref[j], nodes[j]), g = values_of(got[j], nodes[j]);
+        REQUIRE(g.size() == r.size());
+        bool same = true;
+        for (size_t i = 0; i < r.size(); ++i)
+          same = same && (std::isnan(r[i]) ? std::isnan(g[i]) : g[i] == r[i] && std::signbit(g[i]) == std::signbit(r[i]));
+        if (!same) {
+          std::string text;
+          for (const auto& ins : p) text += "  " + ins.text + "\n";
+          FAIL_CHECK("seed " << seed << (fusion ? " fused" : " unfused") << ", root " << j << ":\n" << text);
+        }
+      }
+    }
+    ++compared;
+  }
+  CHECK(compared >= 700);
+  CHECK(stats().library_calls == 0);
+}
+
+TEST_CASE("jit: merging an output into a step merged before keeps all its outputs") {
+  // Found by the random graphs above (seed 70315): the matmul v10 and the view
+  // v3 merged first; v7 then merged with that step, which used to drop v3.
+  Tensor v0 = tensor(std::vector<double>{1.3256741660079197}, DType::Float16).reshape({1});
+  Tensor v1 = arange(0.0, 5.0, 0.5, DType::Float16).reshape({2, 5, 1});
+  Tensor v3 = v0.matmul(v1.transpose(-1, -2));
+  Tensor v5 = v1.matmul(tensor(std::vector<double>{0.375, -2.093054602757122}, DType::Float16).reshape({2, 1, 1}));
+  Tensor v6 = -2.0 + v0;
+  Tensor v7 = v5.all();
+  Tensor v10 = v5.matmul(tensor(std::vector<double>{-1.625, 1.927410482185465}, DType::Float16).reshape({2, 1, 1}).transpose(-1, -2));
+  jit::Schedule s = plan({v10, v7, v6, v3});
+  size_t outputs = 0;
+  for (const auto& st : s.steps) outputs += st.outputs.size();
+  CHECK(outputs == 4);
+  check_together({v10, v7, v6, v3});
 }
