@@ -419,9 +419,16 @@ class Lowerer {
     }
     return {n->inputs[0]->shape, n->attrs.ints};
   }
-  // The extent of dim d of n's domain, as a param of a real node.
+  // The extent of dim d of n's domain, as a param of a real node. A
+  // matmul's K up to kInlineMatmulMaxK is a constant: the decision depends
+  // on it anyway, and a constant trip count lets LLVM unroll the dot product
+  // and vectorize the loop over N around it.
   ValueId domain_size(const Node* n, int64_t d) {
-    if (n->op == Op::Matmul) return d < n->rank() ? size_of(n, d) : size_of(n->inputs[0].get(), n->rank() - 1);
+    if (n->op == Op::Matmul) {
+      if (d < n->rank()) return size_of(n, d);
+      const int64_t K = n->inputs[0]->shape.back();
+      return K <= kInlineMatmulMaxK ? iconst(K) : size_of(n->inputs[0].get(), n->rank() - 1);
+    }
     return size_of(n->inputs[0].get(), d);
   }
   // n's index (over n's shape) as an index over its domain's keepdim shape.

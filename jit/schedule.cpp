@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <mutex>
 #include <unordered_map>
 
@@ -329,11 +330,51 @@ constexpr size_t kScheduleCacheEntries = 1024;
 
 }  // namespace
 
+namespace {
+// The stride, in elements, at which a kernel computing x inline reads memory
+// along x's dim d: elementwise nodes pass the index to their inputs (of x's
+// shape), a view reads its input with its own strides, a node computed from
+// the index reads nothing, anything else is read row-major. The largest over
+// every path; -1 when the walk is long (more than `budget` nodes).
+int64_t read_stride(const Node* x, int64_t d, int& budget) {
+  if (--budget < 0) return -1;
+  if (x->shape[d] == 1) return 0;
+  if (!has_value(*x)) switch (x->cls()) {
+      case OpClass::Source:
+      case OpClass::Random: return 0;
+      case OpClass::View: return std::abs(x->attrs.ints[1 + d]);
+      case OpClass::Unary:
+      case OpClass::Binary:
+      case OpClass::Ternary:
+      case OpClass::Transfer: {
+        int64_t s = 0;
+        for (const auto& in : x->inputs) {
+          const int64_t t = read_stride(in.get(), d, budget);
+          if (t < 0) return -1;
+          s = std::max(s, t);
+        }
+        return s;
+      }
+      default: break;
+    }
+  return contiguous_strides(x->shape)[d];
+}
+}  // namespace
+
 bool matmul_inline(const Node& n) {
   if (n.op != Op::Matmul || n.dtype == DType::Bool) return false;
   const int64_t r = n.rank();
-  const int64_t M = n.shape[r - 2], N = n.shape[r - 1], K = n.inputs[0]->shape[r - 1];
-  return K <= kInlineMatmulMaxK || M <= kInlineMatmulMaxMN || N <= kInlineMatmulMaxMN;
+  const Node* a = n.inputs[0].get();
+  const Node* b = n.inputs[1].get();
+  const int64_t M = n.shape[r - 2], N = n.shape[r - 1], K = a->shape[r - 1];
+  if (K <= kInlineMatmulMaxK) return true;
+  if (M > kInlineMatmulMaxMN && N > kInlineMatmulMaxMN) return false;
+  if (M * N * K <= kInlineMatmulTinyWork) return true;
+  // A long dot product per output element: fast only when both operands are
+  // read contiguously along K (the loop over K is the innermost one).
+  int budget = 32;
+  const int64_t sa = read_stride(a, r - 1, budget), sb = read_stride(b, r - 2, budget);
+  return sa >= 0 && sa <= 1 && sb >= 0 && sb <= 1;
 }
 
 bool matmul_recomputed(const Node& n) {

@@ -15,16 +15,23 @@
 // a load); a reduction, matmul, cat or write read by several kernels is
 // computed once and stored.
 //
-// Matmul is decided by shape (matmul_inline below). A memory-bound matmul
-// (K <= 16, or M <= 4, or N <= 4: dot products, matrix-vector, vector-matrix,
-// outer products, thin layers) is computed inline as a sum over K, exactly
-// like a Reduce node: a row kernel loops over [batch..., M, N] and folds
-// A[..., m, k] * B[..., k, n] into an accumulator per row. Its operands'
-// producers (elementwise, views, casts) fuse into that loop, and its readers
-// fuse after it, as for any reduction. Every other matmul is a Matmul step
-// (OpenBLAS for float32/float64) whose operands are stored. Because the
-// decision reads M, N and K, a kernel is shape-generic in every dim except
-// across the threshold: X @ w for X of 100x1 and of 1000x1 is one kernel.
+// Matmul is decided by shape (matmul_inline below). A memory-bound matmul is
+// computed inline as a sum over K, exactly like a Reduce node: a row kernel
+// loops over [batch..., M, N] and folds A[..., m, k] * B[..., k, n] into an
+// accumulator per row. Its operands' producers (elementwise, views, casts)
+// fuse into that loop, and its readers fuse after it, as for any reduction.
+// Memory-bound means:
+//   * K <= 16 (outer products, thin layers): K is then a constant of the
+//     kernel, so LLVM unrolls the dot product and vectorizes over N; or
+//   * M <= 4 or N <= 4 (dot products, matrix-vector, vector-matrix), when
+//     both operands are read contiguously along K (the innermost loop): A
+//     row-major, B a column (N = 1) or a transposed matrix (x @ W.t()); a
+//     row-major B [K, N] would be walked down its columns, many times slower
+//     than BLAS; or when the product is tiny (M * N * K <= 4096).
+// Every other matmul is a Matmul step (OpenBLAS for float32/float64) whose
+// operands are stored. Because the decision reads M, N and K, a kernel is
+// shape-generic in every dim except across the thresholds (and K <= 16 is
+// specialized): X @ w for X of 100x1 and of 1000x1 is one kernel.
 // An inline matmul may also run nested inside another reduction's loops
 // (`(X @ w - y).pow(2).sum()`, `X.t() @ (X @ w - y)`): where a kernel reads it
 // at indices that walk every enclosing loop, so that each of its values is
@@ -96,6 +103,7 @@ void clear_schedule_cache();
 // Matmuls up to these sizes are memory-bound: computed inline (see above).
 inline constexpr int64_t kInlineMatmulMaxK = 16;
 inline constexpr int64_t kInlineMatmulMaxMN = 4;
+inline constexpr int64_t kInlineMatmulTinyWork = 4096;  // M * N * K
 
 // Whether the Matmul node n ([..., M, K] x [..., K, N]) is computed inline as
 // a reduction over K (true) or as a Matmul step (false). False for other ops.

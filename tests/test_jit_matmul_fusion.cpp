@@ -109,14 +109,27 @@ TEST_CASE("jit matmul: the decision rule") {
     while (n->op != Op::Matmul) n = n->inputs[0];  // under the reshape of 1-D operands
     return jit::matmul_inline(*n);
   };
+  auto inl_t = [](const Shape& a, const Shape& bt) {  // a @ bt.t()
+    Tensor x = data(a), y = data(bt);
+    NodePtr n = matmul(x, y.t()).impl()->node();
+    while (n->op != Op::Matmul) n = n->inputs[0];
+    return jit::matmul_inline(*n);
+  };
   CHECK(inl({100, 1}, {1, 1}));
   CHECK(inl({1, 100}, {100, 1}));
-  CHECK(inl({64, 300}, {300}));      // matrix-vector (N = 1)
-  CHECK(inl({300}, {300, 64}));      // vector-matrix (M = 1)
-  CHECK(inl({300}, {300}));          // dot
-  CHECK(inl({64, 16}, {16, 64}));    // K = 16
-  CHECK(inl({4, 64}, {64, 64}));     // M = 4
-  CHECK(inl({64, 64}, {64, 4}));     // N = 4
+  CHECK(inl({64, 300}, {300}));        // matrix-vector (N = 1)
+  CHECK(inl({300}, {300}));            // dot
+  CHECK(inl({64, 16}, {16, 64}));      // K = 16, whatever the layout
+  CHECK(inl({512, 16}, {16, 512}));
+  CHECK(inl_t({300}, {64, 300}));      // vector-matrix x @ W.t(): B read along K
+  CHECK(inl_t({4, 300}, {64, 300}));   // M = 4
+  CHECK(inl_t({64, 300}, {4, 300}));   // N = 4
+  CHECK(inl({300}, {300, 4}));         // tiny: 1 x 300 x 4
+  // M or N <= 4 but B row-major [K, N]: read down its columns, BLAS is faster
+  CHECK_FALSE(inl({300}, {300, 64}));
+  CHECK_FALSE(inl({4, 64}, {64, 64}));
+  CHECK_FALSE(inl({64, 64}, {64, 4}));
+  CHECK_FALSE(inl_t({64, 64}, {64, 64}));
   CHECK_FALSE(inl({64, 17}, {17, 64}));
   CHECK_FALSE(inl({5, 17}, {17, 5}));
   CHECK_FALSE(inl({64, 64}, {64, 64}));
@@ -167,7 +180,7 @@ TEST_CASE("jit matmul: matrix-vector, vector-matrix, dot and outer products fuse
   CHECK(s.steps[0].inputs.size() == 3);
   CHECK(matmul_steps(s) == 0);
   check_values(mv);
-  Tensor vm = matmul(u.exp(), A);  // [300]
+  Tensor vm = matmul(v.exp(), A.t());  // [64]: x @ W.t()
   CHECK(kernels(vm) == 1);
   check_values(vm, 1e-5);
   Tensor dot = matmul(v, v.sin());  // []
@@ -176,9 +189,12 @@ TEST_CASE("jit matmul: matrix-vector, vector-matrix, dot and outer products fuse
   Tensor outer = matmul(u.unsqueeze(1), v.unsqueeze(0));  // [64, 300], K = 1
   CHECK(kernels(outer) == 1);
   check_values(outer);
-  Tensor thin = matmul(A.t(), data({64, 3}, 0.5)).tanh();  // [300, 3]: N = 3, operand transposed
+  Tensor thin = matmul(A, data({3, 300}, 0.5).t()).tanh();  // [64, 3]: N = 3, B transposed
   CHECK(kernels(thin) == 1);
   check_values(thin, 1e-5);
+  // A row-major B [K, N] with M or N <= 4 stays BLAS (its columns would be walked)
+  CHECK(matmul_steps(plan(matmul(u.exp(), A))) == 1);
+  check_values(matmul(u.exp(), A), 1e-5, false);
 }
 
 TEST_CASE("jit matmul: large matmuls still call BLAS") {
