@@ -54,11 +54,14 @@ NodePtr make_node(Op op, DType dtype, Device device, Shape shape, std::vector<No
   n->inputs = std::move(inputs);
   n->attrs = std::move(attrs);
   uint32_t depth = 0;
+  bool cpu_only = device.is_cpu();
   for (const auto& in : n->inputs) {
     KILN_INTERNAL_ASSERT(in != nullptr, "null input to ", info.name);
     depth = std::max(depth, in->depth + 1);
+    cpu_only = cpu_only && in->cpu_only;
   }
   n->depth = depth;
+  n->cpu_only = cpu_only;
   n->hash = structural_hash(*n);
   return n;
 }
@@ -71,6 +74,7 @@ NodePtr make_buffer_node(BufferPtr buffer, Shape shape) {
   n->dtype = buffer->dtype();
   n->device = buffer->device();
   n->shape = std::move(shape);
+  n->cpu_only = n->device.is_cpu();
   n->buffer = std::move(buffer);
   n->hash = structural_hash(*n);
   return n;

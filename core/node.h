@@ -33,6 +33,7 @@ struct Node {
   Attrs attrs;
   uint64_t hash = 0;   // structural: op, dtype, device, shape, attrs, inputs' hashes
   uint32_t depth = 0;  // longest path to a leaf
+  bool cpu_only = true; // this node and every node below it are on the CPU
   // Op::Buffer: the data. Mutable for one reason: when a borrowed buffer is
   // overwritten in place (from_blob writes), readers still pending get a
   // snapshot of the old contents first (copy-on-write, see realize.cpp).

@@ -2,9 +2,8 @@
 // reader), kernels from the cache, launches split over the thread pool.
 #include "jit/executor.h"
 
-#include <unordered_map>
-
 #include "codegen/backend.h"
+#include "core/ptr_map.h"
 #include "jit/ir_interpreter.h"
 #include "jit/kernel_cache.h"
 #include "jit/matmul.h"
@@ -20,27 +19,14 @@ namespace {
 // Below this many scalar iterations (Step::work) a kernel runs on the calling thread.
 constexpr int64_t kParallelThreshold = 1 << 15;
 
-bool all_cpu(const std::vector<NodePtr>& roots) {
-  std::vector<const Node*> stack;
-  std::unordered_map<const Node*, bool> seen;
-  for (const auto& r : roots) stack.push_back(r.get());
-  while (!stack.empty()) {
-    const Node* n = stack.back();
-    stack.pop_back();
-    if (seen[n]) continue;
-    seen[n] = true;
-    if (!n->device.is_cpu()) return false;
-    if (has_value(*n)) continue;
-    for (const auto& in : n->inputs) stack.push_back(in.get());
-  }
-  return true;
-}
-
 const BufferPtr& value_of(const Node& n) { return n.realized ? n.realized : n.buffer; }
 }  // namespace
 
 bool can_evaluate(const std::vector<NodePtr>& roots) {
-  return evaluator() == Evaluator::Jit && codegen::cpu_backend().available() && all_cpu(roots);
+  if (evaluator() != Evaluator::Jit || !codegen::cpu_backend().available()) return false;
+  for (const NodePtr& r : roots)
+    if (!r->cpu_only) return false;
+  return true;
 }
 
 std::vector<BufferPtr> evaluate(const std::vector<NodePtr>& roots, bool interpret) {
@@ -49,24 +35,28 @@ std::vector<BufferPtr> evaluate(const std::vector<NodePtr>& roots, bool interpre
   Schedule s = schedule(roots, opt);
   ++counters().evaluations;
 
-  std::unordered_map<const Node*, BufferPtr> buffers;
-  std::unordered_map<const Node*, int64_t> readers;
+  // Per stored node: its buffer and how many steps still read it.
+  struct Slot {
+    BufferPtr buffer;
+    int64_t readers = 0;
+    bool root = false;
+  };
+  PtrMap<Slot> slots(2 * s.steps.size() + roots.size());
   for (const Step& st : s.steps)
-    for (const Node* in : st.inputs) ++readers[in];
-  std::unordered_map<const Node*, bool> is_root;
-  for (const NodePtr& r : roots) is_root[r.get()] = true;
+    for (const Node* in : st.inputs) ++slots[in].readers;
+  for (const NodePtr& r : roots) slots[r.get()].root = true;
 
   auto buffer_of = [&](const Node* n) -> const BufferPtr& {
     if (has_value(*n)) return value_of(*n);
-    auto it = buffers.find(n);
-    KILN_INTERNAL_ASSERT(it != buffers.end(), "no buffer for ", op_name(n->op));
-    return it->second;
+    Slot* slot = slots.find(n);
+    KILN_INTERNAL_ASSERT(slot && slot->buffer, "no buffer for ", op_name(n->op));
+    return slot->buffer;
   };
 
   for (const Step& st : s.steps) {
     std::vector<BufferPtr> outs;
     for (const Node* o : st.outputs) {
-      BufferPtr& b = buffers[o];
+      BufferPtr& b = slots[o].buffer;
       if (!b) b = Buffer::allocate(o->dtype, o->numel(), Device());
       outs.push_back(b);
     }
@@ -112,12 +102,14 @@ std::vector<BufferPtr> evaluate(const std::vector<NodePtr>& roots, bool interpre
       counters().bytes_read += bytes_in;
       counters().bytes_written += bytes_out;
     }
-    for (const Node* in : st.inputs)
-      if (--readers[in] == 0 && !is_root.count(in)) buffers.erase(in);
+    for (const Node* in : st.inputs) {
+      Slot& slot = slots[in];
+      if (--slot.readers == 0 && !slot.root) slot.buffer.reset();
+    }
   }
 
   std::vector<BufferPtr> result;
-  for (const NodePtr& r : roots) result.push_back(has_value(*r) ? value_of(*r) : buffers.at(r.get()));
+  for (const NodePtr& r : roots) result.push_back(has_value(*r) ? value_of(*r) : buffer_of(r.get()));
   return result;
 }
 

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "core/ptr_map.h"
 #include "core/tensor_impl.h"
 #include "jit/lower.h"
 #include "jit/stats.h"
@@ -22,18 +23,19 @@ struct Graph {
   std::unordered_map<const Node*, std::vector<const Node*>> consumers;
 };
 
-// collect: the nodes without values below the roots, iteratively.
+// collect: the nodes without values below the roots, iteratively. It runs
+// on every evaluation (a cached schedule is found by the graph's signature),
+// so it uses flat maps; consumers are only needed to build a new schedule.
 Graph collect(const std::vector<NodePtr>& roots) {
   Graph g;
-  NodeSet seen;
+  PtrMap<bool> seen(64), leaf_seen(16);
   std::vector<std::pair<const Node*, size_t>> stack;
-  NodeSet leaf_seen;
   auto leaf = [&](const Node* n) {
-    if (leaf_seen.insert(n).second) g.leaves.push_back(n);
+    if (leaf_seen.insert(n, true)) g.leaves.push_back(n);
   };
   for (const NodePtr& r : roots) {
     if (has_value(*r)) leaf(r.get());
-    if (has_value(*r) || !seen.insert(r.get()).second) continue;
+    if (has_value(*r) || !seen.insert(r.get(), true)) continue;
     stack.push_back({r.get(), 0});
     while (!stack.empty()) {
       auto& [n, next] = stack.back();
@@ -43,21 +45,21 @@ Graph collect(const std::vector<NodePtr>& roots) {
           leaf(in);
           continue;
         }
-        g.consumers[in].push_back(n);
-        if (seen.insert(in).second) stack.push_back({in, 0});
+        if (seen.insert(in, true)) stack.push_back({in, 0});
         continue;
       }
       g.order.push_back(n);
       stack.pop_back();
     }
   }
-  // Consumers of nodes reached twice were only recorded once per edge walk;
-  // rebuild them from the final order so every edge counts.
-  g.consumers.clear();
+  return g;
+}
+
+// Every edge's consumer, for partitioning a graph not seen before.
+void add_consumers(Graph& g) {
   for (const Node* n : g.order)
     for (const auto& in : n->inputs)
       if (!has_value(*in)) g.consumers[in.get()].push_back(n);
-  return g;
 }
 
 // A matmul operand BLAS can read in place: a stored node, or a row-major
@@ -280,21 +282,21 @@ struct Signature {
 };
 
 Signature sign(const Graph& g, const std::vector<NodePtr>& roots, bool fusion,
-               std::unordered_map<const Node*, uint64_t>& index) {
+               PtrMap<uint64_t>& index) {
   Signature sig;
   sig.words.reserve(2 + g.leaves.size() + g.order.size() * 4 + roots.size());
   sig.words.push_back(fusion);
   sig.words.push_back(g.leaves.size());
   for (const Node* n : g.leaves) {
-    index.emplace(n, index.size());
+    index.insert(n, index.size());
     sig.words.push_back(n->hash);
   }
   for (const Node* n : g.order) {
-    index.emplace(n, index.size());
+    index.insert(n, index.size());
     sig.words.push_back(n->hash);
-    for (const auto& in : n->inputs) sig.words.push_back(index.at(in.get()));
+    for (const auto& in : n->inputs) sig.words.push_back(*index.find(in.get()));
   }
-  for (const NodePtr& r : roots) sig.words.push_back(index.at(r.get()));
+  for (const NodePtr& r : roots) sig.words.push_back(*index.find(r.get()));
   uint64_t h = 0xCBF29CE484222325ull;
   for (uint64_t w : sig.words) h = (h ^ (w * 0x9E3779B97F4A7C15ull)) * 0x100000001B3ull;
   sig.hash = h;
@@ -314,7 +316,6 @@ struct StepTemplate {
 struct CacheEntry {
   std::vector<uint64_t> words;
   std::vector<StepTemplate> steps;
-  std::vector<uint64_t> materialized;
 };
 
 struct ScheduleCache {
@@ -393,10 +394,10 @@ Schedule schedule(const std::vector<NodePtr>& roots, const ScheduleOptions& opti
   Schedule s;
   Graph g = collect(roots);
   ++counters().schedule_requests;
-  std::unordered_map<const Node*, uint64_t> index;
+  PtrMap<uint64_t> index(g.order.size() + g.leaves.size());
   Signature sig = sign(g, roots, options.fusion, index);
   std::vector<const Node*> by_index(index.size());
-  for (const auto& [n, i] : index) by_index[i] = n;
+  index.for_each([&](const void* n, uint64_t i) { by_index[i] = static_cast<const Node*>(n); });
   ScheduleCache& cache = schedule_cache();
   {
     std::lock_guard<std::mutex> lock(cache.mu);
@@ -414,27 +415,26 @@ Schedule schedule(const std::vector<NodePtr>& roots, const ScheduleOptions& opti
         st.why = t.why;
         s.steps.push_back(std::move(st));
       }
-      for (uint64_t i : it->second.materialized) s.materialized.insert(by_index[i]);
       ++cache.hits;
       return s;
     }
   }
-  NodeSet pinned;
-  partition(g, roots, options, s.materialized, pinned);
-  if (options.fusion) fuse_rows(g, s.materialized);
-  while (!lower_all(g, s.materialized, pinned, roots, options, s.steps)) {
+  add_consumers(g);
+  NodeSet pinned, materialized;
+  partition(g, roots, options, materialized, pinned);
+  if (options.fusion) fuse_rows(g, materialized);
+  while (!lower_all(g, materialized, pinned, roots, options, s.steps)) {
   }
-  if (options.fusion) merge_roots(s.steps, s.materialized, roots);
+  if (options.fusion) merge_roots(s.steps, materialized, roots);
   ++counters().schedules;
   CacheEntry entry;
   entry.words = std::move(sig.words);
   for (const Step& st : s.steps) {
     StepTemplate t{st.kind, {}, {}, st.code, st.params, st.parallel_extent, st.work, st.why};
-    for (const Node* n : st.outputs) t.outputs.push_back(index.at(n));
-    for (const Node* n : st.inputs) t.inputs.push_back(index.at(n));
+    for (const Node* n : st.outputs) t.outputs.push_back(*index.find(n));
+    for (const Node* n : st.inputs) t.inputs.push_back(*index.find(n));
     entry.steps.push_back(std::move(t));
   }
-  for (const Node* n : s.materialized) entry.materialized.push_back(index.at(n));
   std::lock_guard<std::mutex> lock(cache.mu);
   if (cache.entries.size() >= kScheduleCacheEntries) cache.entries.erase(cache.entries.begin());
   cache.entries[sig.hash] = std::move(entry);

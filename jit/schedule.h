@@ -82,8 +82,7 @@ struct Step {
 };
 
 struct Schedule {
-  std::vector<Step> steps;
-  std::unordered_set<const Node*> materialized;
+  std::vector<Step> steps;  // every step's outputs are the stored (materialized) nodes
 };
 
 struct ScheduleOptions {

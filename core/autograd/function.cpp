@@ -81,15 +81,17 @@ bool should_record(std::initializer_list<const Tensor*> inputs) {
   return false;
 }
 
-FunctionPtr make_function(GradFn kind, const std::vector<const Tensor*>& inputs) {
+namespace {
+FunctionPtr make_function(GradFn kind, const Tensor* const* inputs, size_t count) {
   if (!GradMode::is_enabled()) return nullptr;
   bool any = false;
-  for (const Tensor* t : inputs) any = any || (t && t->requires_grad());
+  for (size_t i = 0; i < count; ++i) any = any || (inputs[i] && inputs[i]->requires_grad());
   if (!any) return nullptr;
   auto f = std::make_shared<Function>(kind);
-  f->next.reserve(inputs.size());
-  f->inputs.reserve(inputs.size());
-  for (const Tensor* t : inputs) {
+  f->next.reserve(count);
+  f->inputs.reserve(count);
+  for (size_t i = 0; i < count; ++i) {
+    const Tensor* t = inputs[i];
     if (t && t->defined()) {
       f->next.push_back(t->requires_grad() ? gradient_edge(*t) : nullptr);
       f->inputs.push_back({t->sizes(), t->dtype(), t->device()});
@@ -100,10 +102,14 @@ FunctionPtr make_function(GradFn kind, const std::vector<const Tensor*>& inputs)
   }
   return f;
 }
+}  // namespace
+
+FunctionPtr make_function(GradFn kind, const std::vector<const Tensor*>& inputs) {
+  return make_function(kind, inputs.data(), inputs.size());
+}
 
 FunctionPtr make_function(GradFn kind, std::initializer_list<const Tensor*> inputs) {
-  if (!GradMode::is_enabled()) return nullptr;
-  return make_function(kind, std::vector<const Tensor*>(inputs));
+  return make_function(kind, inputs.begin(), inputs.size());
 }
 
 void attach(const FunctionPtr& f, const Tensor& out) {
@@ -123,8 +129,9 @@ FunctionPtr record(GradFn kind, const Tensor& out, const std::vector<const Tenso
 }
 
 FunctionPtr record(GradFn kind, const Tensor& out, std::initializer_list<const Tensor*> inputs) {
-  if (!GradMode::is_enabled()) return nullptr;
-  return record(kind, out, std::vector<const Tensor*>(inputs));
+  FunctionPtr f = make_function(kind, inputs);
+  attach(f, out);
+  return f;
 }
 
 // ---- saved tensors ----
