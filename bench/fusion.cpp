@@ -18,10 +18,10 @@
 // JSON to out.json (default bench-fusion.json in the working directory).
 #include <kiln/kiln.h>
 
+#include "bench_common.h"
+
 #ifdef KILN_BENCH_HAVE_TORCH
-#include <ATen/Parallel.h>
 #include <torch/torch.h>
-#include <torch/version.h>
 #endif
 #ifdef _OPENMP
 #include <omp.h>
@@ -43,33 +43,18 @@
 #include <thread>
 #include <vector>
 
-#ifndef KILN_BENCH_BUILD_TYPE
-#define KILN_BENCH_BUILD_TYPE "unknown"
-#endif
-#ifndef KILN_BENCH_CXX_FLAGS
-#define KILN_BENCH_CXX_FLAGS "unknown"
-#endif
-
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
+using namespace kiln_bench;
 
 // ---------------------------------------------------------------- options --
 
-struct Options {
-  bool quick = false;
-  int threads = 0;          // 0: KILN_NUM_THREADS if set, else 1
-  int samples = 7;
+struct Options : CommonOptions {
   double min_sample_s = 2e-3;
   double budget_s = 2.5;    // per variant: stop sampling past this, once 3 samples are in
   bool reuse_memory = false;  // --reuse-memory: keep freed memory in malloc's heap
   std::vector<int> sizes = {0, 1, 2};
   std::string only;         // run only workloads whose name contains this
-  std::string out = "bench-fusion.json";
 };
 
 [[noreturn]] void usage(int rc) {
@@ -77,30 +62,27 @@ struct Options {
                "usage: fusion [--quick] [--threads N] [--samples S] [--sizes s,m,l] "
                "[--only NAME] [--reuse-memory] [out.json]\n"
                "  --quick      3 samples of >= 1 ms, sizes s,m (a few seconds)\n"
-               "  --threads N  threads for kiln, the hand loops, STREAM and LibTorch alike\n"
-               "               (default: KILN_NUM_THREADS if set, else 1: on a small shared\n"
-               "               machine one thread per variant gives the cleanest ratios)\n"
-               "  --samples S  samples per variant (median reported; default 7)\n"
+               "%s"
                "  --sizes      any of s (16K elements), m (1M), l (16.8M)\n"
                "  --only NAME  only workloads whose name contains NAME\n"
                "  --reuse-memory  malloc keeps freed memory (no mmap, no trim), so large\n"
-               "               results reuse touched pages instead of faulting in fresh ones\n");
+               "               results reuse touched pages instead of faulting in fresh ones\n",
+               kCommonFlagsHelp);
   std::exit(rc);
 }
 
 Options parse(int argc, char** argv) {
   Options o;
-  bool sizes_given = false, samples_given = false;
+  o.out = "bench-fusion.json";
+  bool sizes_given = false;
   for (int i = 1; i < argc; ++i) {
+    if (parse_common(argc, argv, i, o, usage)) continue;
     std::string a = argv[i];
     auto next = [&]() -> std::string {
       if (i + 1 >= argc) usage(2);
       return argv[++i];
     };
-    if (a == "--quick") o.quick = true;
-    else if (a == "--reuse-memory") o.reuse_memory = true;
-    else if (a == "--threads") o.threads = std::atoi(next().c_str());
-    else if (a == "--samples") { o.samples = std::max(1, std::atoi(next().c_str())); samples_given = true; }
+    if (a == "--reuse-memory") o.reuse_memory = true;
     else if (a == "--only") o.only = next();
     else if (a == "--sizes") {
       o.sizes.clear();
@@ -111,12 +93,10 @@ Options parse(int argc, char** argv) {
         else if (c != ',') usage(2);
       }
       sizes_given = true;
-    } else if (a == "-h" || a == "--help") usage(0);
-    else if (!a.empty() && a[0] == '-') usage(2);
-    else o.out = a;
+    } else usage(2);
   }
   if (o.quick) {
-    if (!samples_given) o.samples = 3;
+    if (!o.samples_given) o.samples = 3;
     o.min_sample_s = 1e-3;
     o.budget_s = 1.0;
     if (!sizes_given) o.sizes = {0, 1};
@@ -125,18 +105,6 @@ Options parse(int argc, char** argv) {
 }
 
 // ----------------------------------------------------------------- timing --
-
-double cpu_seconds() {  // this process's CPU time, all threads
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n == 0 ? 0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 struct Timing {
   double median = 0, min = 0, max = 0;  // wall seconds per call (steady_clock)
@@ -496,14 +464,6 @@ struct Result {
   }
 };
 
-int kiln_threads() {
-  if (const char* s = std::getenv("KILN_NUM_THREADS")) {
-    const int n = std::atoi(s);
-    if (n > 0) return n;
-  }
-  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-}
-
 // Runs one kiln variant (the evaluator and fusion switches already set).
 Row run_kiln(const std::string& variant, Case& k, const Options& opt) {
   Row row;
@@ -546,22 +506,6 @@ Row run_kiln(const std::string& variant, Case& k, const Options& opt) {
 
 // --------------------------------------------------------------- printing --
 
-std::string fmt_time(double s) {
-  char buf[32];
-  if (s < 0) return "-";
-  if (s < 1e-3) std::snprintf(buf, sizeof buf, "%.1f us", s * 1e6);
-  else if (s < 1) std::snprintf(buf, sizeof buf, "%.2f ms", s * 1e3);
-  else std::snprintf(buf, sizeof buf, "%.2f s", s);
-  return buf;
-}
-
-std::string fmt(double v, const char* f) {
-  if (v < 0 || !std::isfinite(v)) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
 void print_result(const Result& r) {
   std::printf("\n== %s: %s   %s (%.3g elements), minimal traffic %.3g MB, triad %.1f GB/s\n",
               r.workload.c_str(), r.expr.c_str(), r.shape.c_str(), static_cast<double>(r.n),
@@ -594,40 +538,6 @@ void print_result(const Result& r) {
 
 // ------------------------------------------------------------------- JSON --
 
-std::string json_str(const std::string& s) {
-  std::string o = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') o += '\\', o += c;
-    else if (static_cast<unsigned char>(c) < 0x20) {
-      char b[8];
-      std::snprintf(b, sizeof b, "\\u%04x", c);
-      o += b;
-    } else o += c;
-  }
-  return o + "\"";
-}
-
-std::string json_num(double v) {
-  if (!std::isfinite(v)) return "null";
-  char b[32];
-  std::snprintf(b, sizeof b, "%.6g", v);
-  return b;
-}
-
-std::string read_first(const char* path, const std::string& key) {
-  std::ifstream f(path);
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind(key, 0) == 0) {
-      auto p = line.find(':');
-      if (p == std::string::npos) return "";
-      std::string v = line.substr(p + 1);
-      v.erase(0, v.find_first_not_of(" \t"));
-      return v;
-    }
-  return "";
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -636,19 +546,12 @@ int main(int argc, char** argv) {
     mallopt(M_MMAP_MAX, 0);                // large blocks from the heap, not mmap
     mallopt(M_TRIM_THRESHOLD, INT32_MAX);  // and freed memory stays there
   }
-  if (opt.threads <= 0 && !std::getenv("KILN_NUM_THREADS")) opt.threads = 1;
-  if (opt.threads > 0) setenv("KILN_NUM_THREADS", std::to_string(opt.threads).c_str(), 1);
-  const int threads = kiln_threads();  // kiln's pool reads the variable on first use
+  const int threads = setup_threads(opt.threads);
   g_threads = threads;
 #ifndef _OPENMP
   g_threads = 1;
 #endif
-  std::string torch_version = "";
-#ifdef KILN_BENCH_HAVE_TORCH
-  at::set_num_threads(threads);
-  torch_version = std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) +
-                  "." + std::to_string(TORCH_VERSION_PATCH);
-#endif
+  const std::string torch_version = setup_torch(threads);
   const std::string cpu = read_first("/proc/cpuinfo", "model name");
   const std::string mem = read_first("/proc/meminfo", "MemTotal");
 
@@ -804,11 +707,7 @@ int main(int argc, char** argv) {
 
   // JSON.
   std::ostringstream js;
-  js << "{\n  \"benchmark\": \"kiln fusion\",\n";
-  js << "  \"build_type\": " << json_str(KILN_BENCH_BUILD_TYPE) << ",\n";
-  js << "  \"bench_cxx_flags\": " << json_str(KILN_BENCH_CXX_FLAGS) << ",\n";
-  js << "  \"cpu\": " << json_str(cpu) << ",\n";
-  js << "  \"hardware_threads\": " << std::thread::hardware_concurrency() << ",\n";
+  js << "{\n" << json_head("kiln fusion", cpu);
   js << "  \"memory\": " << json_str(mem) << ",\n";
   js << "  \"threads\": {\"kiln\": " << threads << ", \"hand\": " << g_threads
      << ", \"libtorch\": " << (torch_version.empty() ? 0 : threads) << "},\n";
@@ -854,12 +753,6 @@ int main(int argc, char** argv) {
     js << "     ]}" << (i + 1 < results.size() ? ",\n" : "\n");
   }
   js << "  ]\n}\n";
-  std::ofstream out(opt.out);
-  out << js.str();
-  if (!out) {
-    std::fprintf(stderr, "fusion: cannot write %s\n", opt.out.c_str());
-    return 1;
-  }
-  std::printf("wrote %s\n", opt.out.c_str());
+  if (!write_text(opt.out, js.str(), "fusion")) return 1;
   return all_ok ? 0 : 3;
 }
