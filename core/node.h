@@ -19,7 +19,7 @@ struct Node;
 using NodePtr = std::shared_ptr<const Node>;
 
 struct Attrs {
-  std::vector<int64_t> ints;
+  Shape ints;  // a small vector: most nodes' attributes need no allocation
   std::vector<double> reals;
   friend bool operator==(const Attrs& a, const Attrs& b);
 };

@@ -16,6 +16,15 @@ DType Scalar::dtype() const {
   return DType::Float64;
 }
 
+int64_t& Shape::at(size_t i) {
+  KILN_INTERNAL_ASSERT(i < size_, "Shape::at(", i, ") of a list of ", size_);
+  return ptr_[i];
+}
+const int64_t& Shape::at(size_t i) const {
+  KILN_INTERNAL_ASSERT(i < size_, "Shape::at(", i, ") of a list of ", size_);
+  return ptr_[i];
+}
+
 int64_t Shape::numel() const {
   int64_t n = 1;
   for (int64_t s : *this) n *= s;
