@@ -71,6 +71,34 @@ const Node* blas_operand(const Node* n) {
   return n;
 }
 
+// The node an inline matmul's operand computes, under its views and casts;
+// null when it only reads memory or a constant.
+const Node* computed_operand(const Node* n) {
+  while (!has_value(*n) && (n->op == Op::AsStrided || n->op == Op::Cast)) n = n->inputs[0].get();
+  if (has_value(*n)) return nullptr;
+  switch (n->op) {
+    case Op::Full:
+    case Op::Arange:
+    case Op::Linspace:
+    case Op::Eye: return nullptr;
+    default: return n;
+  }
+}
+
+// Whether n's inline region (the nodes below it without values) draws
+// random numbers; looks at a bounded number of nodes.
+bool draws_random(const Node* n) {
+  std::vector<const Node*> stack{n};
+  for (int visited = 0; !stack.empty() && visited < 64; ++visited) {
+    const Node* m = stack.back();
+    stack.pop_back();
+    if (m->cls() == OpClass::Random) return true;
+    for (const auto& in : m->inputs)
+      if (!has_value(*in)) stack.push_back(in.get());
+  }
+  return false;
+}
+
 // partition: nodes that must be stored whatever fusion decides.
 void partition(const Graph& g, const std::vector<NodePtr>& roots, const ScheduleOptions& opt,
                NodeSet& mat, NodeSet& pinned) {
@@ -81,6 +109,16 @@ void partition(const Graph& g, const std::vector<NodePtr>& roots, const Schedule
       case OpClass::Contraction:
         if (matmul_inline(*n)) {  // a reduction over K: fuses like one
           if (!opt.fusion) pinned.insert(n);
+          // Each element of A is read N times, each of B M times. A computed
+          // operand is stored first when rereading it costs more than a store:
+          // read more than kInlineMatmulMaxReuse times, or random numbers
+          // (Box-Muller per element) read more than once.
+          const int64_t r = n->rank();
+          const int64_t reuse[2] = {n->shape[r - 1], n->shape[r - 2]};
+          for (int i = 0; i < 2; ++i) {
+            const Node* op = reuse[i] > 1 ? computed_operand(n->inputs[i].get()) : nullptr;
+            if (op && (reuse[i] > kInlineMatmulMaxReuse || draws_random(op))) pinned.insert(op);
+          }
           break;
         }
         pinned.insert(n);

@@ -103,6 +103,9 @@ void clear_schedule_cache();
 inline constexpr int64_t kInlineMatmulMaxK = 16;
 inline constexpr int64_t kInlineMatmulMaxMN = 4;
 inline constexpr int64_t kInlineMatmulTinyWork = 4096;  // M * N * K
+// A computed operand of an inline matmul read more often than this per
+// element (N times for A, M times for B) is stored first (as are random ones).
+inline constexpr int64_t kInlineMatmulMaxReuse = 64;
 
 // Whether the Matmul node n ([..., M, K] x [..., K, N]) is computed inline as
 // a reduction over K (true) or as a Matmul step (false). False for other ops.

@@ -105,6 +105,9 @@ RULE(Div) {
 RULE(PowScalar) {
   const double e = f.reals[0];
   if (e == 0.0) return {zeros_like(g)};
+  if (e == 1.0) return {g};
+  // x^1 * 2 is x * 2 exactly: the square (the commonest case) skips a pow.
+  if (e == 2.0) return {g * (f.saved_tensor(0) * 2.0)};
   return {g * (f.saved_tensor(0).pow(e - 1) * e)};
 }
 RULE(Pow) {  // saved: self, exponent, result
