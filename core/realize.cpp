@@ -5,7 +5,7 @@
 // the graph behind it can be freed; the old node keeps the buffer as its
 // `realized` memo for graphs that still hold it.
 #include <cstring>
-#include <unordered_set>
+#include <algorithm>
 
 #include "core/reference/evaluate.h"
 #include "jit/executor.h"
@@ -23,10 +23,10 @@ static std::vector<BufferPtr> evaluate_nodes(const std::vector<NodePtr>& roots) 
 void realize(const std::vector<const TensorImpl*>& tensors) {
   std::vector<Storage*> storages;
   std::vector<NodePtr> roots;
-  std::unordered_set<Storage*> seen;
   for (const TensorImpl* t : tensors) {
     Storage* s = t->storage.get();
-    if (s->node->op == Op::Buffer || !seen.insert(s).second) continue;
+    if (s->node->op == Op::Buffer || std::find(storages.begin(), storages.end(), s) != storages.end())
+      continue;
     storages.push_back(s);
     roots.push_back(s->node);
   }

@@ -36,8 +36,10 @@ int64_t reduced_count(const Function& f) {
   return n;
 }
 // A reduction's result (or its gradient) viewed with the reduced dims kept.
+// A full reduction's 0-dim result broadcasts as it is.
 Tensor kept(const Function& f, const Tensor& t) {
-  return f.ints[0] ? t : t.reshape(kept_shape(f));
+  if (f.ints[0] || (t.dim() == 0 && f.ints.size() == f.inputs[0].sizes.size() + 1)) return t;
+  return t.reshape(kept_shape(f));
 }
 
 // Gradient of a view: zeros of the input's shape with the view's region
@@ -186,7 +188,7 @@ RULE(Matmul) {
   return r;
 }
 RULE(Sum) { return {kept(f, g).expand(f.inputs[0].sizes)}; }
-RULE(Mean) { return {divide_by_count(kept(f, g).expand(f.inputs[0].sizes), reduced_count(f))}; }
+RULE(Mean) { return {divide_by_count(kept(f, g), reduced_count(f)).expand(f.inputs[0].sizes)}; }
 // The product of the other elements: result / x without zeros; with one
 // zero in a reduced group only that element gets the product of the rest.
 // prod reduces one dim or all of them.
