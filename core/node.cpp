@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/pool_alloc.h"
 #include "kiln/error.h"
 
 namespace kiln {
@@ -46,7 +47,7 @@ NodePtr make_node(Op op, DType dtype, Device device, Shape shape, std::vector<No
   const OpInfo& info = op_info(op);
   KILN_INTERNAL_ASSERT(info.arity < 0 || static_cast<int>(inputs.size()) == info.arity,
                        "op ", info.name, " takes ", info.arity, " inputs, got ", inputs.size());
-  auto n = std::make_shared<Node>();
+  auto n = make_pooled<Node>();
   n->op = op;
   n->dtype = dtype;
   n->device = device;
@@ -69,7 +70,7 @@ NodePtr make_node(Op op, DType dtype, Device device, Shape shape, std::vector<No
 NodePtr make_buffer_node(BufferPtr buffer, Shape shape) {
   KILN_INTERNAL_ASSERT(buffer->numel() == shape.numel(), "buffer of ", buffer->numel(),
                        " elements for shape ", shape);
-  auto n = std::make_shared<Node>();
+  auto n = make_pooled<Node>();
   n->op = Op::Buffer;
   n->dtype = buffer->dtype();
   n->device = buffer->device();

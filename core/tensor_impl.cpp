@@ -1,6 +1,7 @@
 // TensorImpl: a view of a lazily computed storage; building its value node.
 #include "core/tensor_impl.h"
 
+#include "core/pool_alloc.h"
 #include "kiln/error.h"
 
 namespace kiln {
@@ -45,10 +46,10 @@ NodePtr TensorImpl::node() const {
 }
 
 Tensor make_tensor(NodePtr node, bool requires_grad) {
-  auto impl = std::make_shared<TensorImpl>();
+  auto impl = make_pooled<TensorImpl>();
   impl->sizes = node->shape;
   impl->strides = contiguous_strides(node->shape);
-  impl->storage = std::make_shared<Storage>();
+  impl->storage = make_pooled<Storage>();
   impl->storage->node = std::move(node);
   impl->requires_grad = requires_grad;
   if (impl->storage->node->depth > kAutoEvalDepth) realize({impl.get()});
@@ -56,7 +57,7 @@ Tensor make_tensor(NodePtr node, bool requires_grad) {
 }
 
 Tensor make_view(const Tensor& base, Shape sizes, Shape strides, int64_t offset) {
-  auto impl = std::make_shared<TensorImpl>();
+  auto impl = make_pooled<TensorImpl>();
   impl->storage = base.impl()->storage;
   impl->sizes = std::move(sizes);
   impl->strides = std::move(strides);

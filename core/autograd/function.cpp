@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/ops_common.h"
+#include "core/pool_alloc.h"
 
 namespace kiln::autograd {
 
@@ -27,7 +28,7 @@ namespace {
 // The accumulator of a leaf that requires grad, created on first use.
 FunctionPtr accumulator_of(TensorImpl& leaf, const std::shared_ptr<TensorImpl>& owner) {
   if (!leaf.grad_accumulator) {
-    auto f = std::make_shared<Function>(GradFn::AccumulateGrad);
+    auto f = make_pooled<Function>(GradFn::AccumulateGrad);
     f->leaf = owner;
     f->inputs.push_back({leaf.sizes, leaf.dtype(), leaf.device()});
     leaf.grad_accumulator = std::move(f);
@@ -47,7 +48,7 @@ FunctionPtr grad_fn_of(TensorImpl& t) {
     if (base.requires_grad) {
       FunctionPtr base_edge = base.grad_fn ? base.grad_fn : accumulator_of(base, t.view_base);
       if (base.grad_fn) {
-        auto f = std::make_shared<Function>(GradFn::AsStridedBackward0);
+        auto f = make_pooled<Function>(GradFn::AsStridedBackward0);
         f->next.push_back(base_edge);
         f->inputs.push_back({base.sizes, base.dtype(), base.device()});
         f->ints = {base.storage->numel(), base.offset, static_cast<int64_t>(base.sizes.size())};
@@ -87,7 +88,7 @@ FunctionPtr make_function(GradFn kind, const Tensor* const* inputs, size_t count
   bool any = false;
   for (size_t i = 0; i < count; ++i) any = any || (inputs[i] && inputs[i]->requires_grad());
   if (!any) return nullptr;
-  auto f = std::make_shared<Function>(kind);
+  auto f = make_pooled<Function>(kind);
   f->next.reserve(count);
   f->inputs.reserve(count);
   for (size_t i = 0; i < count; ++i) {
@@ -244,7 +245,7 @@ void rebase_history(const Tensor& self, const FunctionPtr& fn) {
   KILN_CHECK(base.covers_storage(), "backward",
              "an in-place write through a view of a non-contiguous base is not differentiable "
              "(base ", base.sizes, " with strides ", base.strides, "); clone() the base first");
-  auto cs = std::make_shared<Function>(GradFn::CopySlices);
+  auto cs = make_pooled<Function>(GradFn::CopySlices);
   Tensor base_handle(t.view_base);
   cs->next.push_back(base.requires_grad ? gradient_edge(base_handle) : nullptr);
   cs->inputs.push_back({base.sizes, base.dtype(), base.device()});
