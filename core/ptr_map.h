@@ -46,6 +46,20 @@ class PtrMap {
     return slots_[i].first ? &slots_[i].second : nullptr;
   }
   bool contains(const void* k) const { return slots_[probe(k)].first != nullptr; }
+  // Empties the map for about `expected` entries, keeping its array unless
+  // it is much larger than needed (so a reused map costs no allocation).
+  void reset(size_t expected) {
+    const size_t want = capacity_for(expected);
+    if (slots_.size() > 4 * want && slots_.size() > 1024) {
+      slots_.clear();
+      rehash(want);
+      return;
+    }
+    for (auto& slot : slots_)
+      if (slot.first) slot = {nullptr, V()};
+    size_ = 0;
+    if (want > slots_.size()) rehash(want);
+  }
   size_t size() const { return size_; }
   // Calls f(key, value) for every entry, in no particular order.
   template <typename F>

@@ -28,8 +28,12 @@ struct Graph {
 // so it uses flat maps; consumers are only needed to build a new schedule.
 Graph collect(const std::vector<NodePtr>& roots) {
   Graph g;
-  PtrMap<bool> seen(64), leaf_seen(16);
-  std::vector<std::pair<const Node*, size_t>> stack;
+  // Scratch kept per thread: a cached evaluation allocates nothing here.
+  thread_local PtrMap<bool> seen(64), leaf_seen(16);
+  thread_local std::vector<std::pair<const Node*, size_t>> stack;
+  seen.reset(64);
+  leaf_seen.reset(16);
+  stack.clear();
   auto leaf = [&](const Node* n) {
     if (leaf_seen.insert(n, true)) g.leaves.push_back(n);
   };
@@ -432,10 +436,13 @@ Schedule schedule(const std::vector<NodePtr>& roots, const ScheduleOptions& opti
   Schedule s;
   Graph g = collect(roots);
   ++counters().schedule_requests;
-  PtrMap<uint64_t> index(g.order.size() + g.leaves.size());
+  thread_local PtrMap<uint64_t> index;
+  index.reset(g.order.size() + g.leaves.size());
   Signature sig = sign(g, roots, options.fusion, index);
-  std::vector<const Node*> by_index(index.size());
-  index.for_each([&](const void* n, uint64_t i) { by_index[i] = static_cast<const Node*>(n); });
+  // sign numbers the leaves, then the nodes in order.
+  thread_local std::vector<const Node*> by_index;
+  by_index.assign(g.leaves.begin(), g.leaves.end());
+  by_index.insert(by_index.end(), g.order.begin(), g.order.end());
   ScheduleCache& cache = schedule_cache();
   {
     std::lock_guard<std::mutex> lock(cache.mu);
