@@ -51,7 +51,7 @@ void check_binary_dtypes(Op op, DType a, DType b, const char* name) {
                "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
 }
 
-Tensor finish(Op op, DType compute, const Shape& shape, Device dev, std::vector<NodePtr> ins) {
+Tensor finish(Op op, DType compute, const Shape& shape, Device dev, NodeList ins) {
   DType out = is_comparison(op) ? DType::Bool : compute;
   return make_tensor(make_node(op, out, dev, shape, std::move(ins)));
 }
@@ -173,7 +173,7 @@ Tensor binary_op(Op op, const Tensor& a, const Scalar& b, const char* name, bool
   const Shape& shape = a.sizes();
   NodePtr x = prepare(a, ct, shape, name);
   NodePtr y = full_node(shape, b, ct, a.device());  // one node, computed in the kernel
-  std::vector<NodePtr> ins = scalar_first ? std::vector<NodePtr>{y, x} : std::vector<NodePtr>{x, y};
+  NodeList ins = scalar_first ? NodeList{y, x} : NodeList{x, y};
   Tensor out = finish(op, ct, shape, a.device(), std::move(ins));
   record_scalar(op, out, a, b, scalar_first);
   return out;

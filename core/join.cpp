@@ -20,7 +20,7 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
   KILN_CHECK(first.dim() > 0, "cat", "zero-dimensional tensor (at position 0) cannot be concatenated");
   Shape out = first.sizes();
   out[d] = 0;
-  std::vector<NodePtr> nodes;
+  NodeList nodes;
   for (size_t i = 0; i < parts.size(); ++i) {
     const Tensor& t = *parts[i];
     KILN_CHECK(t.dim() == first.dim(), "cat", "Tensors must have same number of dimensions: got ",

@@ -42,7 +42,7 @@ uint64_t structural_hash(const Node& n) {
 }
 }  // namespace
 
-NodePtr make_node(Op op, DType dtype, Device device, Shape shape, std::vector<NodePtr> inputs,
+NodePtr make_node(Op op, DType dtype, Device device, Shape shape, NodeList inputs,
                   Attrs attrs) {
   const OpInfo& info = op_info(op);
   KILN_INTERNAL_ASSERT(info.arity < 0 || static_cast<int>(inputs.size()) == info.arity,

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/buffer.h"
+#include "core/pool_alloc.h"
 #include "core/op.h"
 #include "kiln/device.h"
 #include "kiln/dtype.h"
@@ -17,6 +18,8 @@ namespace kiln {
 
 struct Node;
 using NodePtr = std::shared_ptr<const Node>;
+// A node's inputs: a vector whose buffer comes from the pool (pool_alloc.h).
+using NodeList = std::vector<NodePtr, PoolAllocator<NodePtr>>;
 
 struct Attrs {
   Shape ints;  // a small vector: most nodes' attributes need no allocation
@@ -29,7 +32,7 @@ struct Node {
   DType dtype;
   Device device;
   Shape shape;
-  std::vector<NodePtr> inputs;
+  NodeList inputs;
   Attrs attrs;
   uint64_t hash = 0;   // structural: op, dtype, device, shape, attrs, inputs' hashes
   uint32_t depth = 0;  // longest path to a leaf
@@ -47,7 +50,7 @@ struct Node {
   OpClass cls() const { return op_class(op); }
 };
 
-NodePtr make_node(Op op, DType dtype, Device device, Shape shape, std::vector<NodePtr> inputs,
+NodePtr make_node(Op op, DType dtype, Device device, Shape shape, NodeList inputs,
                   Attrs attrs = {});
 NodePtr make_buffer_node(BufferPtr buffer, Shape shape);
 

@@ -59,36 +59,55 @@ struct PoolAllocator {
   template <typename U>
   PoolAllocator(const PoolAllocator<U>&) {}  // NOLINT: rebinding
 
+  // One object: a list per object size. A few (a small vector's buffer,
+  // up to 64 bytes): a list per 16-byte class. Anything else: the heap.
   T* allocate(size_t n) {
-    if (n == 1) {
-      pool_detail::FreeList& l = pool_detail::free_list<sizeof(T)>();
-      if (l.head) {
-        void* p = l.head;
-        l.head = *static_cast<void**>(p);
-        --l.count;
-        return static_cast<T*>(p);
-      }
+    if (n == 1) return static_cast<T*>(pop<sizeof(T)>());
+    switch (size_class(n)) {
+      case 1: return static_cast<T*>(pop<16>());
+      case 2: return static_cast<T*>(pop<32>());
+      case 3: return static_cast<T*>(pop<48>());
+      case 4: return static_cast<T*>(pop<64>());
+      default: return static_cast<T*>(::operator new(n * sizeof(T)));
     }
-    return static_cast<T*>(::operator new(n * sizeof(T)));
   }
 
   void deallocate(T* p, size_t n) {
-    if (n == 1 && sizeof(T) >= sizeof(void*)) {
-      pool_detail::FreeList& l = pool_detail::free_list<sizeof(T)>();
-      if (!l.closed && l.count < pool_detail::kMaxCached) {
-        *reinterpret_cast<void**>(p) = l.head;
-        l.head = p;
-        ++l.count;
-        return;
-      }
+    if (n == 1) return push<sizeof(T)>(p);
+    switch (size_class(n)) {
+      case 1: return push<16>(p);
+      case 2: return push<32>(p);
+      case 3: return push<48>(p);
+      case 4: return push<64>(p);
+      default: ::operator delete(p);
     }
-    ::operator delete(p);
   }
 
   template <typename U>
   bool operator==(const PoolAllocator<U>&) const { return true; }
   template <typename U>
   bool operator!=(const PoolAllocator<U>&) const { return false; }
+
+ private:
+  static size_t size_class(size_t n) { return (n * sizeof(T) + 15) / 16; }
+  template <size_t Size>
+  static void* pop() {
+    pool_detail::FreeList& l = pool_detail::free_list<Size>();
+    if (!l.head) return ::operator new(Size);
+    void* p = l.head;
+    l.head = *static_cast<void**>(p);
+    --l.count;
+    return p;
+  }
+  template <size_t Size>
+  static void push(void* p) {
+    static_assert(Size >= sizeof(void*));
+    pool_detail::FreeList& l = pool_detail::free_list<Size>();
+    if (l.closed || l.count >= pool_detail::kMaxCached) return ::operator delete(p);
+    *static_cast<void**>(p) = l.head;
+    l.head = p;
+    ++l.count;
+  }
 };
 
 // std::make_shared through the pool.

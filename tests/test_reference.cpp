@@ -30,7 +30,7 @@ template <typename T, typename V = T> NodePtr buf(Shape shape, std::vector<V> va
   return make_buffer_node(b, shape);
 }
 
-NodePtr node(Op op, DType dt, Shape shape, std::vector<NodePtr> inputs, Attrs attrs = {}) {
+NodePtr node(Op op, DType dt, Shape shape, NodeList inputs, Attrs attrs = {}) {
   return make_node(op, dt, Device(), std::move(shape), std::move(inputs), std::move(attrs));
 }
 

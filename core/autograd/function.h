@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/pool_alloc.h"
 #include "core/tensor_impl.h"
 #include "kiln/autograd.h"
 #include "kiln/scalar.h"
@@ -128,9 +129,10 @@ struct SavedTensor {
 
 struct Function : Node, std::enable_shared_from_this<Function> {
   GradFn kind;
-  std::vector<FunctionPtr> next;  // one per input; null: no gradient wanted
-  std::vector<InputMeta> inputs;
-  std::vector<SavedTensor> saved;
+  // Small vectors whose buffers come from the pool (core/pool_alloc.h).
+  std::vector<FunctionPtr, PoolAllocator<FunctionPtr>> next;  // one per input; null: none wanted
+  std::vector<InputMeta, PoolAllocator<InputMeta>> inputs;
+  std::vector<SavedTensor, PoolAllocator<SavedTensor>> saved;
   std::vector<int64_t> ints;  // the op's integer parameters (dims, keepdim, ...)
   std::vector<double> reals;  // its real parameters (scalar operands)
   Shape out_sizes;            // the result's shape
