@@ -29,7 +29,8 @@ bool TensorImpl::is_contiguous() const {
 }
 
 bool TensorImpl::covers_storage() const {
-  return offset == 0 && is_contiguous() && numel() == storage->numel();
+  if (covers_ < 0) covers_ = offset == 0 && is_contiguous() && numel() == storage->numel();
+  return covers_ != 0;
 }
 
 NodePtr TensorImpl::node() const {
@@ -51,6 +52,7 @@ Tensor make_tensor(NodePtr node, bool requires_grad) {
   impl->strides = contiguous_strides(node->shape);
   impl->storage = make_pooled<Storage>();
   impl->storage->node = std::move(node);
+  impl->covers_ = 1;
   impl->requires_grad = requires_grad;
   if (impl->storage->node->depth > kAutoEvalDepth) realize({impl.get()});
   return Tensor(std::move(impl));

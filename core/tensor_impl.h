@@ -60,10 +60,13 @@ struct TensorImpl {
   Device device() const { return storage->device(); }
   int64_t numel() const { return sizes.numel(); }
   bool is_contiguous() const;
-  // Whether this tensor covers its whole storage in row-major order.
+  // Whether this tensor covers its whole storage in row-major order
+  // (computed once: a tensor's geometry never changes).
   bool covers_storage() const;
 
  private:
+  friend Tensor make_tensor(NodePtr node, bool requires_grad);
+  mutable int8_t covers_ = -1;  // covers_storage(), once known
   mutable NodePtr cached_;
   mutable const Node* cached_base_ = nullptr;
 };

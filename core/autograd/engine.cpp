@@ -59,8 +59,11 @@ struct Task {
 // Functions reachable from the roots, parents before children.
 std::vector<Function*> topological_order(const std::vector<FunctionPtr>& roots) {
   std::vector<Function*> post;
-  PtrMap<bool> seen;
-  std::vector<std::pair<Function*, size_t>> stack;
+  // Per-thread scratch: rules never start another backward on this thread.
+  thread_local PtrMap<bool> seen;
+  thread_local std::vector<std::pair<Function*, size_t>> stack;
+  seen.reset(16);
+  stack.clear();
   for (const FunctionPtr& r : roots) {
     if (!r || !seen.insert(r.get(), true)) continue;
     stack.push_back({r.get(), 0});
@@ -82,7 +85,8 @@ void run(const std::vector<FunctionPtr>& roots, const std::vector<Tensor>& root_
   std::vector<Function*> order = topological_order(roots);
   // grad(): only functions on a path to a captured one need to run.
   const bool capturing = task.capture.size() > 0;
-  PtrMap<bool> needed(capturing ? order.size() : 0);
+  thread_local PtrMap<bool> needed;
+  needed.reset(capturing ? order.size() : 0);
   if (capturing) {
     for (size_t k = order.size(); k-- > 0;) {
       Function* f = order[k];
@@ -91,7 +95,8 @@ void run(const std::vector<FunctionPtr>& roots, const std::vector<Tensor>& root_
       if (need) needed[f] = true;
     }
   }
-  PtrMap<Tensor> buffers(order.size());
+  thread_local PtrMap<Tensor> buffers;
+  buffers.reset(order.size());
   auto add_to = [&](const Function* f, const Tensor& g) {
     Tensor& b = buffers[f];
     b = b.defined() ? b + g : g;
@@ -130,6 +135,7 @@ void run(const std::vector<FunctionPtr>& roots, const std::vector<Tensor>& root_
       f->saved.clear();
     }
   }
+  buffers.reset(0);  // drop any gradient still held
 }
 
 // The root edges and their initial gradients, with PyTorch's checks.
