@@ -90,7 +90,9 @@ NodePtr scalar_node(const Scalar& v, DType dtype, Device device) {
   return full_node(Shape{}, v, dtype, device);
 }
 
-void check_same_device(const char* op, const std::vector<const Tensor*>& tensors) {
+namespace {
+template <typename List>
+void check_same_device_impl(const char* op, const List& tensors) {
   const Tensor* first = nullptr;
   for (const Tensor* t : tensors) {
     KILN_CHECK(t->defined(), op, "expected a defined tensor but got an undefined one");
@@ -102,6 +104,14 @@ void check_same_device(const char* op, const std::vector<const Tensor*>& tensors
                "Expected all tensors to be on the same device, but found at least two devices, ",
                first->device(), " and ", t->device(), "! (move one with .to(device))");
   }
+}
+}  // namespace
+
+void check_same_device(const char* op, std::initializer_list<const Tensor*> tensors) {
+  check_same_device_impl(op, tensors);
+}
+void check_same_device(const char* op, const std::vector<const Tensor*>& tensors) {
+  check_same_device_impl(op, tensors);
 }
 
 void check_fill_value(const Scalar& v, DType dtype, const char* op) {

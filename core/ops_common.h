@@ -35,6 +35,7 @@ NodePtr shape_scalar_node(double v, DType dtype, Device device);
 NodePtr reshape_node(const NodePtr& n, const Shape& shape);
 
 // "Expected all tensors to be on the same device, but found at least two devices, ..."
+void check_same_device(const char* op, std::initializer_list<const Tensor*> tensors);
 void check_same_device(const char* op, const std::vector<const Tensor*>& tensors);
 void check_shape_nonneg(const Shape& sizes, const char* op);
 // A fill value (full, fill_) must fit the dtype, as PyTorch's checked

@@ -55,6 +55,7 @@ std::vector<BufferPtr> evaluate(const std::vector<NodePtr>& roots, bool interpre
 
   for (const Step& st : s.steps) {
     std::vector<BufferPtr> outs;
+    outs.reserve(st.outputs.size());
     for (const Node* o : st.outputs) {
       BufferPtr& b = slots[o].buffer;
       if (!b) b = Buffer::allocate(o->dtype, o->numel(), Device());
@@ -75,6 +76,7 @@ std::vector<BufferPtr> evaluate(const std::vector<NodePtr>& roots, bool interpre
         }
       }
       std::vector<char*> ptrs;
+      ptrs.reserve(st.inputs.size() + outs.size());
       int64_t bytes_in = 0;
       for (const Node* in : st.inputs) {
         const BufferPtr& b = buffer_of(in);

@@ -34,6 +34,8 @@ Graph collect(const std::vector<NodePtr>& roots) {
   seen.reset(64);
   leaf_seen.reset(16);
   stack.clear();
+  g.order.reserve(64);
+  g.leaves.reserve(16);
   auto leaf = [&](const Node* n) {
     if (leaf_seen.insert(n, true)) g.leaves.push_back(n);
   };
@@ -209,7 +211,7 @@ bool lower_all(const Graph& g, NodeSet& mat, const NodeSet& pinned, const std::v
   try {
     for (const Node* n : g.order) {
       if (!mat.count(n)) continue;
-      const std::string why = boundary_reason(n, pinned, roots, opt);
+      const char* why = boundary_reason(n, pinned, roots, opt);
       auto push = [&](Lowered l) {
         Step s;
         s.kind = StepKind::Kernel;
@@ -352,7 +354,7 @@ struct StepTemplate {
   std::vector<int64_t> params;
   int64_t parallel_extent;
   int64_t work;
-  std::string why;
+  const char* why;
 };
 
 struct CacheEntry {

@@ -75,7 +75,7 @@ struct Step {
   std::shared_ptr<KernelCode> code;  // Kernel steps
   std::vector<int64_t> params;
   int64_t parallel_extent = 1;
-  std::string why;  // why this kernel boundary exists (for explain/dumps)
+  const char* why = "";  // why this kernel boundary exists (for explain/dumps); a literal
   // Scalar iterations the kernel runs (its rows times the reduced extent):
   // the executor splits kernels over threads by this, not by the output size.
   int64_t work = 0;
