@@ -97,9 +97,10 @@ void run(const std::vector<FunctionPtr>& roots, const std::vector<Tensor>& root_
   }
   thread_local PtrMap<Tensor> buffers;
   buffers.reset(order.size());
-  auto add_to = [&](const Function* f, const Tensor& g) {
+  auto add_to = [&](const Function* f, Tensor g) {
     Tensor& b = buffers[f];
-    b = b.defined() ? b + g : g;
+    if (b.defined()) b = b + g;
+    else b = std::move(g);
   };
   for (size_t i = 0; i < roots.size(); ++i) add_to(roots[i].get(), root_grads[i]);
 
@@ -128,7 +129,7 @@ void run(const std::vector<FunctionPtr>& roots, const std::vector<Tensor>& root_
                          " gradients for ", f->next.size(), " inputs");
     for (size_t i = 0; i < grads.size(); ++i) {
       if (!f->next[i] || !grads[i].defined()) continue;
-      add_to(f->next[i].get(), to_input(grads[i], f->inputs[i]));
+      add_to(f->next[i].get(), to_input(std::move(grads[i]), f->inputs[i]));
     }
     if (!task.keep_graph) {
       f->released = true;
@@ -170,8 +171,8 @@ void prepare_roots(const std::vector<Tensor>& outputs, const std::vector<Tensor>
 }
 }  // namespace
 
-Tensor to_input(const Tensor& grad, const InputMeta& m) {
-  Tensor g = sum_to(grad, m.sizes);
+Tensor to_input(Tensor grad, const InputMeta& m) {
+  Tensor g = grad.sizes() == m.sizes ? std::move(grad) : sum_to(grad, m.sizes);
   if (g.dtype() != m.dtype) g = g.to(m.dtype);
   if (g.device() != m.device) g = g.to(m.device);
   return g;

@@ -196,7 +196,7 @@ void rebase_history(const Tensor& self, const FunctionPtr& fn);
 
 // The engine's treatment of a rule's gradient for an input: summed back
 // over broadcast dims to the input's shape, cast to its dtype and device.
-Tensor to_input(const Tensor& grad, const InputMeta& meta);
+Tensor to_input(Tensor grad, const InputMeta& meta);
 
 // A tensor holding `value` (a fresh storage) whose backward function is fn.
 Tensor tensor_with_history(NodePtr value, const FunctionPtr& fn);
