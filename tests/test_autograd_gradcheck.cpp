@@ -32,26 +32,23 @@ Tensor transposed_input(const Shape& s, double lo = -1.0, double hi = 1.0) {
   return v;
 }
 
-void check(const std::string& what, const Fn& fn, const std::vector<Tensor>& inputs) {
+// gradcheck (or gradgradcheck) must pass; a failure shows its Jacobians.
+void run_check(const std::string& what, const Fn& fn, const std::vector<Tensor>& inputs,
+               bool second_order) {
   INFO(what);
   std::string error;
   try {
-    CHECK(gradcheck(fn, inputs));
+    CHECK((second_order ? gradgradcheck(fn, inputs) : gradcheck(fn, inputs)));
   } catch (const kiln::Error& e) {
     error = e.what();
   }
   CHECK_MESSAGE(error.empty(), error);
 }
-
+void check(const std::string& what, const Fn& fn, const std::vector<Tensor>& inputs) {
+  run_check(what, fn, inputs, false);
+}
 void check2(const std::string& what, const Fn& fn, const std::vector<Tensor>& inputs) {
-  INFO(what);
-  std::string error;
-  try {
-    CHECK(gradgradcheck(fn, inputs));
-  } catch (const kiln::Error& e) {
-    error = e.what();
-  }
-  CHECK_MESSAGE(error.empty(), error);
+  run_check(what, fn, inputs, true);
 }
 }  // namespace
 
@@ -251,4 +248,17 @@ TEST_CASE("gradcheck: a wrong gradient is caught") {
   }
   CHECK(error.find("[gradcheck] Jacobian mismatch for output 0 with respect to input 0") != std::string::npos);
   CHECK(error.find("numerical:") != std::string::npos);
+}
+
+TEST_CASE("gradgradcheck: a wrong second derivative is caught") {
+  // The first derivative of x * detach(x) is detach(x) to autograd, whose
+  // derivative is 0; numerically it is 1.
+  Tensor x = tensor({0.5, -1.0}, DType::Float64).requires_grad_();
+  std::string error;
+  try {
+    gradgradcheck([](const std::vector<Tensor>& v) { return v[0] * v[0].detach(); }, {x});
+  } catch (const kiln::Error& e) {
+    error = e.what();
+  }
+  CHECK(error.find("[gradcheck] Jacobian mismatch for output 0 with respect to input 0") != std::string::npos);
 }

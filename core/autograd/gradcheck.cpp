@@ -43,14 +43,19 @@ std::vector<Tensor> run(const GradcheckFn& fn, const std::vector<Tensor>& inputs
 }
 
 // d out_j / d in_i by central differences: column k perturbs element k.
+// `outs` (the unperturbed outputs) give the Jacobians' row counts.
+// fn runs with grad mode on and the probes requiring grad where the inputs
+// do, as PyTorch's gradcheck runs it: a function that differentiates
+// internally (gradgradcheck's) needs its inputs' history.
 std::vector<Matrix> numerical(const GradcheckFn& fn, const std::vector<Tensor>& inputs, size_t i,
-                              double eps) {
-  NoGradGuard no_grad;
+                              const std::vector<Tensor>& outs, double eps) {
   std::vector<Tensor> probe;
-  for (const Tensor& t : inputs) probe.push_back(t.defined() ? t.detach() : t);
+  for (const Tensor& t : inputs)
+    probe.push_back(t.defined() ? t.detach().requires_grad_(t.requires_grad()) : t);
   const Tensor& x = inputs[i];
   std::vector<double> base = values(x);
   std::vector<Matrix> jac;
+  for (const Tensor& o : outs) jac.emplace_back(o.numel(), std::vector<double>(base.size(), 0.0));
   for (size_t k = 0; k < base.size(); ++k) {
     std::vector<std::vector<double>> sides;
     for (double step : {eps, -eps}) {
@@ -58,20 +63,20 @@ std::vector<Matrix> numerical(const GradcheckFn& fn, const std::vector<Tensor>& 
       v[k] += step;
       probe[i] = from_vector(v, x.sizes()).to(x.dtype());
       probe[i].eval();
-      std::vector<Tensor> outs = run(fn, probe);
+      probe[i].requires_grad_(x.requires_grad());
+      std::vector<Tensor> perturbed = run(fn, probe);
+      KILN_CHECK(perturbed.size() == outs.size(), "gradcheck", "the function returned ",
+                 perturbed.size(), " outputs for a perturbed input but ", outs.size(), " before");
       std::vector<double> flat;
-      for (const Tensor& o : outs) {
+      for (const Tensor& o : perturbed) {
         std::vector<double> ov = values(o);
         flat.insert(flat.end(), ov.begin(), ov.end());
       }
       sides.push_back(std::move(flat));
     }
-    std::vector<Tensor> shapes = run(fn, probe);
-    if (jac.empty())
-      for (const Tensor& o : shapes) jac.emplace_back(o.numel(), std::vector<double>(base.size(), 0.0));
     size_t pos = 0;
-    for (size_t j = 0; j < shapes.size(); ++j)
-      for (int64_t m = 0; m < shapes[j].numel(); ++m, ++pos)
+    for (size_t j = 0; j < jac.size(); ++j)
+      for (size_t m = 0; m < jac[j].size(); ++m, ++pos)
         jac[j][m][k] = (sides[0][pos] - sides[1][pos]) / (2 * eps);
   }
   return jac;
@@ -120,10 +125,9 @@ bool gradcheck(const GradcheckFn& fn, const std::vector<Tensor>& inputs,
   std::vector<Tensor> outs = run(fn, inputs);
   std::vector<std::vector<Matrix>> an = analytical(outs, inputs, diff);
   for (size_t d = 0; d < diff.size(); ++d) {
-    std::vector<Matrix> num = numerical(fn, inputs, diff[d], o.eps);
+    std::vector<Matrix> num = numerical(fn, inputs, diff[d], outs, o.eps);
     for (size_t j = 0; j < outs.size(); ++j) {
       const Matrix& a = an[d][j];
-      if (num.empty()) continue;  // an empty input
       const Matrix& n = num[j];
       bool ok = true;
       for (size_t m = 0; m < a.size(); ++m)
@@ -167,11 +171,9 @@ bool gradgradcheck(const GradcheckFn& fn, const std::vector<Tensor>& inputs,
       }
     std::vector<Tensor> g;
     if (!keep_outs.empty()) g = grad(keep_outs, wrt, keep_w, true, true, true);
+    g.resize(wrt.size());
     for (size_t d = 0; d < wrt.size(); ++d)
-      if (d >= g.size() || !g[d].defined()) {
-        if (d >= g.size()) g.resize(d + 1);
-        g[d] = zeros_like(wrt[d]);
-      }
+      if (!g[d].defined()) g[d] = zeros_like(wrt[d]);
     return g;
   };
   std::vector<Tensor> all(inputs);
