@@ -126,7 +126,6 @@ Tensor& Tensor::clamp_(std::optional<Scalar> lo, std::optional<Scalar> hi) {
   return assign_result(*this, clamp(lo, hi), "clamp_");
 }
 
-
 // fill_ may write an expanded view, as in PyTorch: every element gets the
 // same value, so it writes each memory location once (stride-0 dims collapse).
 static Tensor distinct_locations(const Tensor& t) {
@@ -152,7 +151,6 @@ static Tensor& fill_scalar(Tensor& self, Scalar v, GradFn kind, const char* op) 
 }
 Tensor& Tensor::fill_(Scalar v) { return fill_scalar(*this, v, GradFn::FillBackward0, "fill_"); }
 Tensor& Tensor::zero_() { return fill_scalar(*this, 0, GradFn::ZeroBackward0, "zero_"); }
-
 
 Tensor& Tensor::fill_(const Tensor& v) {
   check_defined(*this, "fill_");

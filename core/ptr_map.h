@@ -19,23 +19,15 @@ class PtrMap {
 
   // The value for key k, inserted default-constructed if absent.
   V& operator[](const void* k) {
-    size_t i = probe(k);
-    if (!slots_[i].first) {
-      if ((size_ + 1) * 2 > slots_.size()) {
-        rehash(slots_.size() * 2);
-        i = probe(k);
-      }
-      slots_[i].first = k;
-      ++size_;
-    }
-    return slots_[i].second;
+    bool inserted;
+    return slots_[claim(k, inserted)].second;
   }
   // Inserts (k, v) if k is absent; returns whether it inserted.
   bool insert(const void* k, V v = V()) {
-    size_t i = probe(k);
-    if (slots_[i].first) return false;
-    (*this)[k] = std::move(v);
-    return true;
+    bool inserted;
+    const size_t i = claim(k, inserted);
+    if (inserted) slots_[i].second = std::move(v);
+    return inserted;
   }
   V* find(const void* k) {
     size_t i = probe(k);
@@ -61,18 +53,26 @@ class PtrMap {
     if (want > slots_.size()) rehash(want);
   }
   size_t size() const { return size_; }
-  // Calls f(key, value) for every entry, in no particular order.
-  template <typename F>
-  void for_each(F&& f) {
-    for (auto& [k, v] : slots_)
-      if (k) f(k, v);
-  }
 
  private:
   static size_t capacity_for(size_t n) {
     size_t c = 16;
     while (c < n * 2) c *= 2;
     return c;
+  }
+  // k's slot, taking an empty one (growing first if needed) when k is absent.
+  size_t claim(const void* k, bool& inserted) {
+    size_t i = probe(k);
+    inserted = !slots_[i].first;
+    if (inserted) {
+      if ((size_ + 1) * 2 > slots_.size()) {
+        rehash(slots_.size() * 2);
+        i = probe(k);
+      }
+      slots_[i].first = k;
+      ++size_;
+    }
+    return i;
   }
   size_t probe(const void* k) const {
     uint64_t h = reinterpret_cast<uintptr_t>(k) * 0x9E3779B97F4A7C15ull;

@@ -65,10 +65,6 @@ autograd::FunctionPtr record_reduction(GradFn kind, const Tensor& out, const Ten
   return f;
 }
 
-void relabel(const Tensor& t, GradFn kind) {
-  if (t.impl()->grad_fn) t.impl()->grad_fn->kind = kind;
-}
-
 DType sum_dtype(DType in, std::optional<DType> requested) {
   if (requested) return *requested;
   return is_integral(in, true) ? DType::Int64 : in;
@@ -112,7 +108,7 @@ Tensor Tensor::sum(const Shape& dims, bool keepdim, std::optional<DType> dtype) 
 }
 Tensor Tensor::sum(std::optional<DType> dtype) const {
   Tensor r = sum(Shape{}, false, dtype);
-  relabel(r, GradFn::SumBackward0);
+  autograd::relabel(r, GradFn::SumBackward0);
   return r;
 }
 Tensor Tensor::sum(int64_t d, bool keepdim, std::optional<DType> dtype) const {
@@ -134,7 +130,7 @@ Tensor Tensor::mean(const Shape& dims, bool keepdim, std::optional<DType> dtype)
 }
 Tensor Tensor::mean(std::optional<DType> dtype) const {
   Tensor r = mean(Shape{}, false, dtype);
-  relabel(r, GradFn::MeanBackward0);
+  autograd::relabel(r, GradFn::MeanBackward0);
   return r;
 }
 Tensor Tensor::mean(int64_t d, bool keepdim, std::optional<DType> dtype) const {
@@ -159,32 +155,26 @@ Tensor Tensor::prod(int64_t d, bool keepdim, std::optional<DType> dtype) const {
 }
 
 // ---- max / min ----
-Tensor Tensor::amax(const Shape& dims, bool keepdim) const {
-  Shape d = normalize_dims(dims, dim(), "amax");
-  check_nonempty_dims(*this, d, "amax");
-  Tensor r = reduce(*this, Op::Max, d, keepdim, dtype(), dtype(), "amax");
-  if (auto f = record_reduction(GradFn::AmaxBackward0, r, *this, d, keepdim)) {
-    f->save(*this);
+// amax / amin: the gradient is shared evenly between ties (rules.cpp).
+static Tensor extremum(const Tensor& t, const Shape& dims, bool keepdim, bool max) {
+  const char* name = max ? "amax" : "amin";
+  Shape d = normalize_dims(dims, t.dim(), name);
+  check_nonempty_dims(t, d, name);
+  Tensor r = reduce(t, max ? Op::Max : Op::Min, d, keepdim, t.dtype(), t.dtype(), name);
+  if (auto f = record_reduction(max ? GradFn::AmaxBackward0 : GradFn::AminBackward0, r, t, d, keepdim)) {
+    f->save(t);
     f->save_output(r);
   }
   return r;
 }
-Tensor Tensor::amin(const Shape& dims, bool keepdim) const {
-  Shape d = normalize_dims(dims, dim(), "amin");
-  check_nonempty_dims(*this, d, "amin");
-  Tensor r = reduce(*this, Op::Min, d, keepdim, dtype(), dtype(), "amin");
-  if (auto f = record_reduction(GradFn::AminBackward0, r, *this, d, keepdim)) {
-    f->save(*this);
-    f->save_output(r);
-  }
-  return r;
-}
+Tensor Tensor::amax(const Shape& dims, bool keepdim) const { return extremum(*this, dims, keepdim, true); }
+Tensor Tensor::amin(const Shape& dims, bool keepdim) const { return extremum(*this, dims, keepdim, false); }
 Tensor Tensor::max() const {
   KILN_CHECK(numel() > 0, "max",
              "max(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
              "reduction dim with the 'dim' argument.");
   Tensor r = amax({}, false);
-  relabel(r, GradFn::MaxBackward1);
+  autograd::relabel(r, GradFn::MaxBackward1);
   return r;
 }
 Tensor Tensor::min() const {
@@ -192,7 +182,7 @@ Tensor Tensor::min() const {
              "min(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
              "reduction dim with the 'dim' argument.");
   Tensor r = amin({}, false);
-  relabel(r, GradFn::MinBackward1);
+  autograd::relabel(r, GradFn::MinBackward1);
   return r;
 }
 // values and indices; the gradient goes to the element at the index.
@@ -288,53 +278,39 @@ Tensor Tensor::any(int64_t d, bool keepdim) const {
 }
 
 // ---- softmax / log_softmax over one dim, stabilized by the row max ----
-// x minus its max along dim `d` (after the dtype checks both share), and the
-// wrapped dim; an empty x comes back as is.
-static std::pair<Tensor, int64_t> shifted_by_max(const Tensor& t, int64_t d, std::optional<DType> dtype,
-                                                 const char* op, const char* what) {
+// x (in the requested floating dtype) minus its max along dim d, passed with
+// the wrapped dim to `finish`; recorded as one function saving its result.
+// An empty x comes back as a copy.
+template <typename Finish>
+static Tensor shifted_by_max(const Tensor& t, int64_t d, std::optional<DType> dtype, const char* op,
+                             const char* what, GradFn kind, Finish finish) {
   Tensor x = t.to(check_floating(t, dtype, op, what));
-  int64_t w = wrap_dim(d, t.dim(), op);
-  if (x.numel() == 0) return {x, w};
-  return {x - x.amax({w}, true), w};
+  const int64_t w = wrap_dim(d, t.dim(), op);
+  Tensor r;
+  {
+    AutoGradMode no_grad(false);
+    r = x.numel() == 0 ? x.clone() : finish(x - x.amax({w}, true), w);
+  }
+  if (auto f = record(kind, r, {&x})) {
+    f->ints = {w};
+    f->save_output(r);
+  }
+  return r;
 }
 
 Tensor Tensor::softmax(int64_t d, std::optional<DType> dtype) const {
-  Tensor x = to(check_floating(*this, dtype, "softmax", "softmax expects a floating point tensor."));
-  Tensor r;
-  int64_t w;
-  {
-    AutoGradMode no_grad(false);
-    auto [shifted, dim] = shifted_by_max(x, d, std::nullopt, "softmax", "");
-    w = dim;
-    if (shifted.numel() == 0) {
-      r = shifted.clone();
-    } else {
-      Tensor e = shifted.exp();
-      r = e / e.sum(w, true);
-    }
-  }
-  if (auto f = record(GradFn::SoftmaxBackward0, r, {&x})) {
-    f->ints = {w};
-    f->save_output(r);
-  }
-  return r;
+  return shifted_by_max(*this, d, dtype, "softmax", "softmax expects a floating point tensor.",
+                        GradFn::SoftmaxBackward0, [](const Tensor& shifted, int64_t w) {
+                          Tensor e = shifted.exp();
+                          return e / e.sum(w, true);
+                        });
 }
 
 Tensor Tensor::log_softmax(int64_t d, std::optional<DType> dtype) const {
-  Tensor x = to(check_floating(*this, dtype, "log_softmax", "log_softmax expects a floating point tensor."));
-  Tensor r;
-  int64_t w;
-  {
-    AutoGradMode no_grad(false);
-    auto [shifted, dim] = shifted_by_max(x, d, std::nullopt, "log_softmax", "");
-    w = dim;
-    r = shifted.numel() == 0 ? shifted.clone() : shifted - shifted.exp().sum(w, true).log();
-  }
-  if (auto f = record(GradFn::LogSoftmaxBackward0, r, {&x})) {
-    f->ints = {w};
-    f->save_output(r);
-  }
-  return r;
+  return shifted_by_max(*this, d, dtype, "log_softmax", "log_softmax expects a floating point tensor.",
+                        GradFn::LogSoftmaxBackward0, [](const Tensor& shifted, int64_t w) {
+                          return shifted - shifted.exp().sum(w, true).log();
+                        });
 }
 
 }  // namespace kiln

@@ -176,7 +176,7 @@ Tensor Tensor::t() const {
     return out;
   }
   Tensor out = transpose(0, 1);
-  if (out.impl()->grad_fn) out.impl()->grad_fn->kind = GradFn::TBackward0;
+  autograd::relabel(out, GradFn::TBackward0);
   return out;
 }
 
@@ -351,8 +351,7 @@ std::vector<Tensor> Tensor::split(int64_t split_size, int64_t dim) const {
   std::vector<Tensor> out;
   if (size == 0) return {narrow(d, 0, 0)};
   for (int64_t s = 0; s < size; s += split_size) out.push_back(narrow(d, s, std::min(split_size, size - s)));
-  for (Tensor& t : out)
-    if (t.impl()->grad_fn) t.impl()->grad_fn->kind = GradFn::SplitBackward0;
+  for (const Tensor& t : out) autograd::relabel(t, GradFn::SplitBackward0);
   return out;
 }
 
@@ -390,8 +389,7 @@ std::vector<Tensor> Tensor::unbind(int64_t dim) const {
   int64_t d = wrap_dim(dim, this->dim(), "unbind");
   std::vector<Tensor> out;
   for (int64_t i = 0; i < sizes()[d]; ++i) out.push_back(select(d, i));
-  for (Tensor& t : out)
-    if (t.impl()->grad_fn) t.impl()->grad_fn->kind = GradFn::UnbindBackward0;
+  for (const Tensor& t : out) autograd::relabel(t, GradFn::UnbindBackward0);
   return out;
 }
 

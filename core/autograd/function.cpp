@@ -35,8 +35,6 @@ FunctionPtr accumulator_of(TensorImpl& leaf, const std::shared_ptr<TensorImpl>& 
   }
   return leaf.grad_accumulator;
 }
-
-std::shared_ptr<TensorImpl> shared_impl(const Tensor& t) { return t.impl_ptr(); }
 }  // namespace
 
 FunctionPtr grad_fn_of(TensorImpl& t) {
@@ -45,22 +43,19 @@ FunctionPtr grad_fn_of(TensorImpl& t) {
   if (t.view_base && t.view_version != t.storage->version) {
     TensorImpl& base = *t.view_base;
     t.view_version = t.storage->version;
-    if (base.requires_grad) {
-      FunctionPtr base_edge = base.grad_fn ? base.grad_fn : accumulator_of(base, t.view_base);
-      if (base.grad_fn) {
-        auto f = make_pooled<Function>(GradFn::AsStridedBackward0);
-        f->next.push_back(base_edge);
-        f->inputs.push_back({base.sizes, base.dtype(), base.device()});
-        f->ints = {base.storage->numel(), base.offset, static_cast<int64_t>(base.sizes.size())};
-        f->ints.insert(f->ints.end(), base.strides.begin(), base.strides.end());
-        f->view_sizes = t.sizes;
-        f->view_strides = t.strides;
-        f->view_offset = t.offset;
-        f->out_sizes = t.sizes;
-        f->out_dtype = t.dtype();
-        t.grad_fn = std::move(f);
-        t.requires_grad = true;
-      }
+    // (A view of a leaf keeps its own history: a leaf is only written with
+    // grad mode off, which leaves its accumulator as it was.)
+    if (base.requires_grad && base.grad_fn) {
+      auto f = make_pooled<Function>(GradFn::AsStridedBackward0);
+      f->next.push_back(base.grad_fn);
+      f->inputs.push_back({base.sizes, base.dtype(), base.device()});
+      f->ints = {base.storage->numel(), base.offset, static_cast<int64_t>(base.sizes.size())};
+      f->ints.insert(f->ints.end(), base.strides.begin(), base.strides.end());
+      f->view_sizes = t.sizes;
+      f->view_strides = t.strides;
+      f->view_offset = t.offset;
+      t.grad_fn = std::move(f);
+      t.requires_grad = true;
     }
   }
   return t.grad_fn;
@@ -70,7 +65,7 @@ FunctionPtr gradient_edge(const Tensor& t) {
   if (!t.defined()) return nullptr;
   TensorImpl& impl = *t.impl();
   if (FunctionPtr f = grad_fn_of(impl)) return f;
-  if (impl.requires_grad) return accumulator_of(impl, shared_impl(t));
+  if (impl.requires_grad) return accumulator_of(impl, t.impl_ptr());
   return nullptr;
 }
 
@@ -116,8 +111,6 @@ FunctionPtr make_function(GradFn kind, std::initializer_list<const Tensor*> inpu
 void attach(const FunctionPtr& f, const Tensor& out) {
   if (!f) return;
   TensorImpl& o = *out.impl();
-  f->out_sizes = o.sizes;
-  f->out_dtype = o.dtype();
   o.grad_fn = f;
   o.requires_grad = true;
   o.view_version = o.storage->version;
@@ -135,31 +128,38 @@ FunctionPtr record(GradFn kind, const Tensor& out, std::initializer_list<const T
   return f;
 }
 
+void relabel(const Tensor& t, GradFn kind) {
+  if (t.impl()->grad_fn) t.impl()->grad_fn->kind = kind;
+}
+
 // ---- saved tensors ----
-void Function::save(const Tensor& t, bool keep) {
+namespace {
+// t's value now, and the version to check it against at backward time.
+SavedTensor snapshot(const TensorImpl& t) {
   SavedTensor s;
-  if (keep && t.defined()) {
-    TensorImpl& impl = *t.impl();
-    s.defined = true;
-    s.value = impl.node();
-    s.sizes = impl.sizes;
-    s.storage = impl.storage;
-    s.version = impl.storage->version;
-    s.requires_grad = t.requires_grad();
-    s.grad_fn = grad_fn_of(impl);
-    if (!s.grad_fn && s.requires_grad) s.leaf = t.impl_ptr();
+  s.defined = true;
+  s.value = t.node();
+  s.sizes = t.sizes;
+  s.storage = t.storage;
+  s.version = t.storage->version;
+  return s;
+}
+}  // namespace
+
+void Function::save(const Tensor& t, bool keep) {
+  if (!keep || !t.defined()) {
+    saved.emplace_back();
+    return;
   }
+  SavedTensor s = snapshot(*t.impl());
+  s.requires_grad = t.requires_grad();
+  s.grad_fn = grad_fn_of(*t.impl());
+  if (!s.grad_fn && s.requires_grad) s.leaf = t.impl_ptr();
   saved.push_back(std::move(s));
 }
 
 void Function::save_output(const Tensor& out) {
-  SavedTensor s;
-  TensorImpl& impl = *out.impl();
-  s.defined = true;
-  s.value = impl.node();
-  s.sizes = impl.sizes;
-  s.storage = impl.storage;
-  s.version = impl.storage->version;
+  SavedTensor s = snapshot(*out.impl());
   s.is_output = true;
   s.requires_grad = true;
   saved.push_back(std::move(s));
@@ -235,8 +235,6 @@ void rebase_history(const Tensor& self, const FunctionPtr& fn) {
   for (SavedTensor& s : fn->saved)
     if (s.defined && s.storage == t.storage && !s.is_output) s.check_version = false;
   if (!t.view_base) {
-    fn->out_sizes = t.sizes;
-    fn->out_dtype = t.dtype();
     t.grad_fn = fn;
     t.requires_grad = true;
     return;
@@ -257,8 +255,6 @@ void rebase_history(const Tensor& self, const FunctionPtr& fn) {
   cs->view_sizes = t.sizes;
   cs->view_strides = t.strides;
   cs->view_offset = t.offset;
-  fn->out_sizes = t.sizes;
-  fn->out_dtype = t.dtype();
   attach(cs, base_handle);
   // The view's own history is regenerated from the base's on next use.
   t.requires_grad = true;

@@ -135,8 +135,6 @@ struct Function : Node, std::enable_shared_from_this<Function> {
   std::vector<SavedTensor, PoolAllocator<SavedTensor>> saved;
   std::vector<int64_t> ints;  // the op's integer parameters (dims, keepdim, ...)
   std::vector<double> reals;  // its real parameters (scalar operands)
-  Shape out_sizes;            // the result's shape
-  DType out_dtype = DType::Float32;
   bool released = false;      // saved tensors freed by a backward without retain_graph
 
   // AccumulateGrad: the leaf it fills (weak: the leaf owns this function).
@@ -179,6 +177,9 @@ void attach(const FunctionPtr& f, const Tensor& out);
 // parameters into, or null when nothing is recorded.
 FunctionPtr record(GradFn kind, const Tensor& out, std::initializer_list<const Tensor*> inputs);
 FunctionPtr record(GradFn kind, const Tensor& out, const std::vector<const Tensor*>& inputs);
+// Gives t's backward function another of PyTorch's names for the same rule
+// (a full sum is SumBackward0, a chunk of split SplitBackward0, ...).
+void relabel(const Tensor& t, GradFn kind);
 // Whether an op on these inputs records (grad mode on, one requires grad):
 // the cheap test before building anything.
 bool should_record(std::initializer_list<const Tensor*> inputs);
