@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/pool_alloc.h"
+#include "core/provenance.h"
 #include "kiln/error.h"
 
 namespace kiln {
@@ -54,6 +55,7 @@ NodePtr make_node(Op op, DType dtype, Device device, Shape shape, NodeList input
   n->shape = std::move(shape);
   n->inputs = std::move(inputs);
   n->attrs = std::move(attrs);
+  n->loc = current_loc();
   uint32_t depth = 0;
   bool cpu_only = device.is_cpu();
   for (const auto& in : n->inputs) {
@@ -77,6 +79,7 @@ NodePtr make_buffer_node(BufferPtr buffer, Shape shape) {
   n->shape = std::move(shape);
   n->cpu_only = n->device.is_cpu();
   n->buffer = std::move(buffer);
+  n->loc = current_loc();
   n->hash = structural_hash(*n);
   return n;
 }

@@ -13,6 +13,7 @@
 #include "kiln/device.h"
 #include "kiln/dtype.h"
 #include "kiln/shape.h"
+#include "kiln/source_location.h"
 
 namespace kiln {
 
@@ -37,6 +38,8 @@ struct Node {
   uint64_t hash = 0;   // structural: op, dtype, device, shape, attrs, inputs' hashes
   uint32_t depth = 0;  // longest path to a leaf
   bool cpu_only = true; // this node and every node below it are on the CPU
+  // Where the user's code created it (provenance.h); not part of the structure.
+  SourceLoc loc;
   // Op::Buffer: the data. Mutable for one reason: when a borrowed buffer is
   // overwritten in place (from_blob writes), readers still pending get a
   // snapshot of the old contents first (copy-on-write, see realize.cpp).
