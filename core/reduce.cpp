@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "core/ops_common.h"
+#include "core/provenance.h"
 
 namespace kiln {
 
@@ -99,23 +100,27 @@ Tensor divide_by_count(const Tensor& t, int64_t count) {
 }
 
 // ---- sum / mean / prod ----
-Tensor Tensor::sum(const Shape& dims, bool keepdim, std::optional<DType> dtype) const {
+Tensor Tensor::sum(const Shape& dims, bool keepdim, std::optional<DType> dtype, SourceLoc loc) const {
+  const LocScope at(loc);
   Shape d = normalize_dims(dims, dim(), "sum");
   DType out = sum_dtype(this->dtype(), dtype);
   Tensor r = reduce(*this, Op::Sum, d, keepdim, out, out, "sum");
   record_reduction(GradFn::SumBackward1, r, *this, d, keepdim);
   return r;
 }
-Tensor Tensor::sum(std::optional<DType> dtype) const {
+Tensor Tensor::sum(std::optional<DType> dtype, SourceLoc loc) const {
+  const LocScope at(loc);
   Tensor r = sum(Shape{}, false, dtype);
   autograd::relabel(r, GradFn::SumBackward0);
   return r;
 }
-Tensor Tensor::sum(int64_t d, bool keepdim, std::optional<DType> dtype) const {
+Tensor Tensor::sum(int64_t d, bool keepdim, std::optional<DType> dtype, SourceLoc loc) const {
+  const LocScope at(loc);
   return sum(Shape{d}, keepdim, dtype);
 }
 
-Tensor Tensor::mean(const Shape& dims, bool keepdim, std::optional<DType> dtype) const {
+Tensor Tensor::mean(const Shape& dims, bool keepdim, std::optional<DType> dtype, SourceLoc loc) const {
+  const LocScope at(loc);
   DType d = check_floating(*this, dtype, "mean",
                            "mean(): could not infer output dtype. Input dtype must be either a "
                            "floating point or complex dtype.");
@@ -128,12 +133,14 @@ Tensor Tensor::mean(const Shape& dims, bool keepdim, std::optional<DType> dtype)
   record_reduction(GradFn::MeanBackward1, r, *this, nd, keepdim);
   return r;
 }
-Tensor Tensor::mean(std::optional<DType> dtype) const {
+Tensor Tensor::mean(std::optional<DType> dtype, SourceLoc loc) const {
+  const LocScope at(loc);
   Tensor r = mean(Shape{}, false, dtype);
   autograd::relabel(r, GradFn::MeanBackward0);
   return r;
 }
-Tensor Tensor::mean(int64_t d, bool keepdim, std::optional<DType> dtype) const {
+Tensor Tensor::mean(int64_t d, bool keepdim, std::optional<DType> dtype, SourceLoc loc) const {
+  const LocScope at(loc);
   return mean(Shape{d}, keepdim, dtype);
 }
 
@@ -147,10 +154,12 @@ static Tensor prod_impl(const Tensor& t, const Shape& dims, bool keepdim, std::o
   }
   return r;
 }
-Tensor Tensor::prod(std::optional<DType> dtype) const {
+Tensor Tensor::prod(std::optional<DType> dtype, SourceLoc loc) const {
+  const LocScope at(loc);
   return prod_impl(*this, normalize_dims({}, dim(), "prod"), false, dtype, GradFn::ProdBackward0);
 }
-Tensor Tensor::prod(int64_t d, bool keepdim, std::optional<DType> dtype) const {
+Tensor Tensor::prod(int64_t d, bool keepdim, std::optional<DType> dtype, SourceLoc loc) const {
+  const LocScope at(loc);
   return prod_impl(*this, normalize_dims({d}, dim(), "prod"), keepdim, dtype, GradFn::ProdBackward1);
 }
 
@@ -167,9 +176,16 @@ static Tensor extremum(const Tensor& t, const Shape& dims, bool keepdim, bool ma
   }
   return r;
 }
-Tensor Tensor::amax(const Shape& dims, bool keepdim) const { return extremum(*this, dims, keepdim, true); }
-Tensor Tensor::amin(const Shape& dims, bool keepdim) const { return extremum(*this, dims, keepdim, false); }
-Tensor Tensor::max() const {
+Tensor Tensor::amax(const Shape& dims, bool keepdim, SourceLoc loc) const {
+  const LocScope at(loc);
+  return extremum(*this, dims, keepdim, true);
+}
+Tensor Tensor::amin(const Shape& dims, bool keepdim, SourceLoc loc) const {
+  const LocScope at(loc);
+  return extremum(*this, dims, keepdim, false);
+}
+Tensor Tensor::max(SourceLoc loc) const {
+  const LocScope at(loc);
   KILN_CHECK(numel() > 0, "max",
              "max(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
              "reduction dim with the 'dim' argument.");
@@ -177,7 +193,8 @@ Tensor Tensor::max() const {
   autograd::relabel(r, GradFn::MaxBackward1);
   return r;
 }
-Tensor Tensor::min() const {
+Tensor Tensor::min(SourceLoc loc) const {
+  const LocScope at(loc);
   KILN_CHECK(numel() > 0, "min",
              "min(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
              "reduction dim with the 'dim' argument.");
@@ -198,10 +215,12 @@ static std::tuple<Tensor, Tensor> indexed_extremum(const Tensor& t, int64_t d, b
   }
   return {values, indices};
 }
-std::tuple<Tensor, Tensor> Tensor::max(int64_t d, bool keepdim) const {
+std::tuple<Tensor, Tensor> Tensor::max(int64_t d, bool keepdim, SourceLoc loc) const {
+  const LocScope at(loc);
   return indexed_extremum(*this, d, keepdim, true);
 }
-std::tuple<Tensor, Tensor> Tensor::min(int64_t d, bool keepdim) const {
+std::tuple<Tensor, Tensor> Tensor::min(int64_t d, bool keepdim, SourceLoc loc) const {
+  const LocScope at(loc);
   return indexed_extremum(*this, d, keepdim, false);
 }
 
@@ -217,15 +236,18 @@ static Tensor arg_reduce(const Tensor& t, Op op, std::optional<int64_t> dim, boo
   check_nonempty_dims(t, nd, name);
   return reduce(t, op, nd, keepdim, t.dtype(), DType::Int64, name);
 }
-Tensor Tensor::argmax(std::optional<int64_t> d, bool keepdim) const {
+Tensor Tensor::argmax(std::optional<int64_t> d, bool keepdim, SourceLoc loc) const {
+  const LocScope at(loc);
   return arg_reduce(*this, Op::ArgMax, d, keepdim, "argmax");
 }
-Tensor Tensor::argmin(std::optional<int64_t> d, bool keepdim) const {
+Tensor Tensor::argmin(std::optional<int64_t> d, bool keepdim, SourceLoc loc) const {
+  const LocScope at(loc);
   return arg_reduce(*this, Op::ArgMin, d, keepdim, "argmin");
 }
 
 // ---- var / std: mean of squared deviations, divided by N - correction ----
-Tensor Tensor::var(const Shape& dims, bool unbiased, bool keepdim) const {
+Tensor Tensor::var(const Shape& dims, bool unbiased, bool keepdim, SourceLoc loc) const {
+  const LocScope at(loc);
   check_floating(*this, std::nullopt, "var", "std and var only support floating point and complex dtypes.");
   Shape nd = normalize_dims(dims, dim(), "var");
   int64_t n = reduced_count(*this, nd);
@@ -243,9 +265,16 @@ Tensor Tensor::var(const Shape& dims, bool unbiased, bool keepdim) const {
   }
   return r;
 }
-Tensor Tensor::var(bool unbiased) const { return var(Shape{}, unbiased, false); }
-Tensor Tensor::var(int64_t d, bool unbiased, bool keepdim) const { return var(Shape{d}, unbiased, keepdim); }
-Tensor Tensor::std(const Shape& dims, bool unbiased, bool keepdim) const {
+Tensor Tensor::var(bool unbiased, SourceLoc loc) const {
+  const LocScope at(loc);
+  return var(Shape{}, unbiased, false);
+}
+Tensor Tensor::var(int64_t d, bool unbiased, bool keepdim, SourceLoc loc) const {
+  const LocScope at(loc);
+  return var(Shape{d}, unbiased, keepdim);
+}
+Tensor Tensor::std(const Shape& dims, bool unbiased, bool keepdim, SourceLoc loc) const {
+  const LocScope at(loc);
   Tensor r;
   {
     AutoGradMode no_grad(false);
@@ -259,21 +288,31 @@ Tensor Tensor::std(const Shape& dims, bool unbiased, bool keepdim) const {
   }
   return r;
 }
-Tensor Tensor::std(bool unbiased) const { return std(Shape{}, unbiased, false); }
-Tensor Tensor::std(int64_t d, bool unbiased, bool keepdim) const { return std(Shape{d}, unbiased, keepdim); }
+Tensor Tensor::std(bool unbiased, SourceLoc loc) const {
+  const LocScope at(loc);
+  return std(Shape{}, unbiased, false);
+}
+Tensor Tensor::std(int64_t d, bool unbiased, bool keepdim, SourceLoc loc) const {
+  const LocScope at(loc);
+  return std(Shape{d}, unbiased, keepdim);
+}
 
 // ---- all / any ----
 static DType logical_reduce_dtype(DType in) { return in == DType::UInt8 ? DType::UInt8 : DType::Bool; }
-Tensor Tensor::all() const {
+Tensor Tensor::all(SourceLoc loc) const {
+  const LocScope at(loc);
   return reduce(*this, Op::All, normalize_dims({}, dim(), "all"), false, dtype(), logical_reduce_dtype(dtype()), "all");
 }
-Tensor Tensor::all(int64_t d, bool keepdim) const {
+Tensor Tensor::all(int64_t d, bool keepdim, SourceLoc loc) const {
+  const LocScope at(loc);
   return reduce(*this, Op::All, normalize_dims({d}, dim(), "all"), keepdim, dtype(), logical_reduce_dtype(dtype()), "all");
 }
-Tensor Tensor::any() const {
+Tensor Tensor::any(SourceLoc loc) const {
+  const LocScope at(loc);
   return reduce(*this, Op::Any, normalize_dims({}, dim(), "any"), false, dtype(), logical_reduce_dtype(dtype()), "any");
 }
-Tensor Tensor::any(int64_t d, bool keepdim) const {
+Tensor Tensor::any(int64_t d, bool keepdim, SourceLoc loc) const {
+  const LocScope at(loc);
   return reduce(*this, Op::Any, normalize_dims({d}, dim(), "any"), keepdim, dtype(), logical_reduce_dtype(dtype()), "any");
 }
 
@@ -298,7 +337,8 @@ static Tensor shifted_by_max(const Tensor& t, int64_t d, std::optional<DType> dt
   return r;
 }
 
-Tensor Tensor::softmax(int64_t d, std::optional<DType> dtype) const {
+Tensor Tensor::softmax(int64_t d, std::optional<DType> dtype, SourceLoc loc) const {
+  const LocScope at(loc);
   return shifted_by_max(*this, d, dtype, "softmax", "softmax expects a floating point tensor.",
                         GradFn::SoftmaxBackward0, [](const Tensor& shifted, int64_t w) {
                           Tensor e = shifted.exp();
@@ -306,7 +346,8 @@ Tensor Tensor::softmax(int64_t d, std::optional<DType> dtype) const {
                         });
 }
 
-Tensor Tensor::log_softmax(int64_t d, std::optional<DType> dtype) const {
+Tensor Tensor::log_softmax(int64_t d, std::optional<DType> dtype, SourceLoc loc) const {
+  const LocScope at(loc);
   return shifted_by_max(*this, d, dtype, "log_softmax", "log_softmax expects a floating point tensor.",
                         GradFn::LogSoftmaxBackward0, [](const Tensor& shifted, int64_t w) {
                           return shifted - shifted.exp().sum(w, true).log();
