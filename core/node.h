@@ -9,6 +9,7 @@
 
 #include "core/buffer.h"
 #include "core/pool_alloc.h"
+#include "core/small_vector.h"
 #include "core/op.h"
 #include "kiln/device.h"
 #include "kiln/dtype.h"
@@ -24,7 +25,7 @@ using NodeList = std::vector<NodePtr, PoolAllocator<NodePtr>>;
 
 struct Attrs {
   Shape ints;  // a small vector: most nodes' attributes need no allocation
-  std::vector<double> reals;
+  SmallVector<double, 2> reals;  // likewise: a fill value, a range's start and step
   friend bool operator==(const Attrs& a, const Attrs& b);
 };
 
