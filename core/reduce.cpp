@@ -30,6 +30,47 @@ Shape normalize_dims(const Shape& dims, int64_t rank, const char* op) {
   return out;
 }
 
+NodePtr reduce_node(Op op, DType dtype, const NodePtr& x, const Shape& rdims) {
+  Shape kept = x->shape;
+  for (int64_t d : rdims) kept[d] = 1;
+  Attrs a;
+  a.ints = rdims;
+  return make_node(op, dtype, x->device, std::move(kept), {x}, std::move(a));
+}
+
+// A reduction of every element of a large tensor in two stages: partial
+// results over fixed blocks (a row kernel, parallel over the blocks), then
+// the reduction of the partials. One kernel would run on one thread. The
+// blocks depend on the shape alone, never on the thread count, so results
+// are the same on any number of threads (and partial sums of floats are
+// kept in float64, as the single pass accumulates). Blocks: the leading
+// dim when it has at least kSplitMinBlocks rows, else the flat elements cut
+// into 256 ... 16 equal blocks of at least 1024 elements; null when neither.
+constexpr int64_t kSplitMinElements = 1 << 15;
+constexpr int64_t kSplitMinBlocks = 16;
+NodePtr split_full_reduction(Op op, DType out, const NodePtr& x) {
+  const int64_t n = x->numel();
+  if (n < kSplitMinElements || op == Op::ArgMax || op == Op::ArgMin) return nullptr;
+  NodePtr blocks = x;
+  if (x->rank() < 2 || x->shape[0] < kSplitMinBlocks) {
+    int64_t c = 256;
+    while (c >= kSplitMinBlocks && (n % c != 0 || n / c < 1024)) c /= 2;
+    if (c < kSplitMinBlocks) return nullptr;
+    blocks = reshape_node(x, {c, n / c});
+  }
+  const bool widen = (op == Op::Sum || op == Op::Prod) && is_floating_point(out);
+  const DType partial_dtype = widen ? DType::Float64 : out;
+  Shape inner, all;
+  for (int64_t d = 0; d < blocks->rank(); ++d) {
+    if (d > 0) inner.push_back(d);
+    all.push_back(d);
+  }
+  NodePtr partial = reduce_node(op, partial_dtype, cast_node(blocks, partial_dtype), inner);
+  NodePtr total = cast_node(reduce_node(op, partial_dtype, partial, all), out);
+  Shape kept(x->shape.size(), 1);
+  return reshape_node(total, kept);
+}
+
 // One primitive reduction node over `dims` (normalized) of t cast to `in`.
 Tensor reduce(const Tensor& t, Op op, const Shape& dims, bool keepdim, DType in, DType out,
               const char* name) {
@@ -40,11 +81,10 @@ Tensor reduce(const Tensor& t, Op op, const Shape& dims, bool keepdim, DType in,
     x = reshape_node(x, {1});
     rdims = {0};
   }
-  Shape kept = x->shape;
-  for (int64_t d : rdims) kept[d] = 1;
-  Attrs a;
-  a.ints = rdims;
-  NodePtr r = make_node(op, out, t.device(), kept, {x}, std::move(a));
+  NodePtr r;
+  if (static_cast<int64_t>(rdims.size()) == x->rank()) r = split_full_reduction(op, out, x);
+  if (!r) r = reduce_node(op, out, x, rdims);
+  const Shape& kept = r->shape;
   Shape final_shape;
   if (!scalar) {
     for (size_t d = 0; d < kept.size(); ++d)

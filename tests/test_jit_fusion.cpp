@@ -228,3 +228,36 @@ TEST_CASE("jit: a graph seen before reuses its schedule") {
   CHECK(jit::schedule_cache_hits() == before);
   check_values(third);
 }
+
+TEST_CASE("jit fusion: a full reduction of a large tensor runs in two stages over fixed blocks") {
+  // Blocks: the leading dim's rows (parallel), then the reduction of the
+  // partials; a 1-D tensor is cut into 256..16 equal blocks of >= 1024
+  // elements; no split below 32768 elements or without such a divisor.
+  Tensor a = data({300, 200}), b = data({300, 200}, 2);
+  Tensor dot = (a * b).sum();
+  jit::Schedule s = plan(dot);
+  REQUIRE(s.steps.size() == 2);
+  CHECK(s.steps[0].parallel_extent == 300);
+  CHECK(s.steps[1].parallel_extent == 1);
+  // By hand, in double: a[i] * b[i] = 2 sin^2(0.7 i + 0.3).
+  double want = 0;
+  for (int i = 0; i < 300 * 200; ++i) want += 2 * std::pow(std::sin(0.7 * i + 0.3), 2);
+  CHECK(dot.item<float>() == doctest::Approx(want).epsilon(1e-6));
+  check_values(dot, 1e-6);
+  check_values(a.max());
+  check_values(a.mean(), 1e-6);
+  check_values((a > 0).all());
+  CHECK(kernels(a.max()) == 2);
+  CHECK(kernels(data({8, 16}).sum()) == 1);  // small: one kernel
+
+  Tensor v = data({65536});
+  CHECK(kernels(v.sum()) == 2);
+  jit::Schedule sv = plan(v.sum());
+  CHECK(sv.steps[0].parallel_extent == 64);  // 64 blocks of 1024
+  double want_v = 0;
+  for (int i = 0; i < 65536; ++i) want_v += std::sin(0.7 * i + 0.3);
+  CHECK(v.sum().item<float>() == doctest::Approx(want_v).epsilon(1e-5));
+  check_values(v.sum(), 1e-6);
+  CHECK(kernels(data({65537}).sum()) == 1);  // a prime length: no equal blocks
+  CHECK(kernels(data({65536}).argmax()) == 1);  // indices: not split
+}
