@@ -145,7 +145,7 @@ void partition(const Graph& g, const std::vector<NodePtr>& roots, const Schedule
       case OpClass::View:
       case OpClass::Reduce:
       case OpClass::Transfer:
-        if (!opt.fusion && n->op != Op::AsStrided) pinned.insert(n);
+        if ((!opt.fusion && n->op != Op::AsStrided) || n->store) pinned.insert(n);
         break;
     }
   }
