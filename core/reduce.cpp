@@ -92,10 +92,13 @@ NodePtr slice_node(const NodePtr& x, int64_t d, int64_t start, int64_t step, int
 // The order depends on the shape only (deterministic on any thread count);
 // float sums and products are combined in float64, as the one-pass
 // accumulator. Null when the shape does not call for it.
+// Small inputs (under 16384 elements, cache-resident) keep one kernel.
 constexpr int64_t kColumnBlock = 8;
 constexpr int64_t kColumnMinInner = 16;
+constexpr int64_t kColumnMinElements = 1 << 14;
 NodePtr blocked_column_reduction(Op op, DType out, const NodePtr& x, const Shape& rdims) {
   if (rdims.size() != 1 || (op != Op::Sum && op != Op::Prod && op != Op::Max && op != Op::Min)) return nullptr;
+  if (x->numel() < kColumnMinElements) return nullptr;
   const int64_t d = rdims[0];
   if (d == x->rank() - 1 || x->shape[d] < 2 * kColumnBlock) return nullptr;
   int64_t inner = 1;

@@ -263,10 +263,10 @@ TEST_CASE("jit fusion: a full reduction of a large tensor runs in two stages ove
 }
 
 TEST_CASE("jit fusion: a column reduction runs as levels of contiguous row-block sums") {
-  // sum(0) of a (300, 40) matrix: 300 rows -> 37 (+4 leftover) -> 4 (+5),
+  // sum(0) of a (300, 60) matrix: 300 rows -> 37 (+4 leftover) -> 4 (+5),
   // each level an elementwise kernel over contiguous rows (no index
   // division), stored; then one short reduction folding in the leftovers.
-  Tensor x = data({300, 40});
+  Tensor x = data({300, 60});
   Tensor s = x.sum(0);
   jit::Schedule p = plan(s);
   REQUIRE(p.steps.size() >= 3);
@@ -276,27 +276,28 @@ TEST_CASE("jit fusion: a column reduction runs as levels of contiguous row-block
     for (const jit::Value& v : p.steps[k].code->ir.values)
       CHECK((v.op != jit::VOp::Div && v.op != jit::VOp::Mod));
   // By hand, in double.
-  std::vector<double> want(40, 0.0);
+  std::vector<double> want(60, 0.0);
   for (int i = 0; i < 300; ++i)
-    for (int j = 0; j < 40; ++j) want[j] += std::sin(0.7 * (i * 40 + j) + 0.3);
+    for (int j = 0; j < 60; ++j) want[j] += std::sin(0.7 * (i * 60 + j) + 0.3);
   std::vector<float> got = s.to_vector<float>();
-  for (int j = 0; j < 40; ++j) CHECK(got[j] == doctest::Approx(want[j]).epsilon(1e-6));
+  for (int j = 0; j < 60; ++j) CHECK(got[j] == doctest::Approx(want[j]).epsilon(1e-6));
   check_values(s, 1e-6);
   check_values(x.mean(0, true), 1e-6);
   check_values(x.amax({0}));
   check_values((x * 3).to(kLong).sum(0));  // integers: exact
-  check_values(data({4, 50, 32}).sum(1), 1e-6);
-  check_values(data({50, 32}).prod(0), 1e-6);
+  check_values(data({12, 50, 32}).sum(1), 1e-6);
+  check_values(data({600, 32}).prod(0), 1e-6);
   // NaN in a column wins the max, in any level.
-  Tensor y = data({100, 16}).clone();
+  Tensor y = data({1100, 16}).clone();
   y.index({77, 5}) = std::nan("");
   std::vector<float> m = y.amax({0}).to_vector<float>();
   CHECK(std::isnan(m[5]));
   CHECK(!std::isnan(m[4]));
-  // Not blocked: the innermost dim reduced, few rows, or a narrow inner extent.
+  // Not blocked: the innermost dim reduced, few rows, narrow rows, small inputs.
   CHECK(kernels(x.sum(1)) == 1);
-  CHECK(kernels(data({12, 40}).sum(0)) == 1);
-  CHECK(kernels(data({300, 8}).sum(0)) == 1);
+  CHECK(kernels(data({12, 1400}).sum(0)) == 1);   // few rows
+  CHECK(kernels(data({3000, 8}).sum(0)) == 1);    // narrow rows
+  CHECK(kernels(data({100, 100}).sum(0)) == 1);   // small: cache-resident
 }
 
 TEST_CASE("jit fusion: a strided slice of a computed value maps dim by dim, without division") {
