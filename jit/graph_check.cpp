@@ -122,6 +122,9 @@ void check_loaded_node(int64_t id, Op op, DType dtype, const Shape& shape, const
         c.require(x[d] == shape[d] && y[d] == shape[d], "batch dims differ");
       c.require(x[r - 1] == y[r - 2] && shape[r - 2] == x[r - 2] && shape[r - 1] == y[r - 1], "shapes ", x,
                 " and ", y, " do not give ", shape);
+      int64_t work = 0;  // the scheduler multiplies M, N and K
+      c.require(!__builtin_mul_overflow(shape.numel(), x[r - 1], &work) && work < (int64_t{1} << 62),
+                "a product of ", shape.numel(), " x ", x[r - 1], " multiply-adds is too large");
       same_dtype(0);
       break;
     }

@@ -2,6 +2,7 @@
 // scheduler's steps, each with the nodes it computes, the bytes it moves, its
 // arithmetic and the source lines it fused.
 #include <algorithm>
+#include <climits>
 
 #include "jit/inspect.h"
 #include "jit/lower.h"
@@ -49,6 +50,16 @@ GraphView view_graph(std::vector<NodePtr> roots) {
 
 namespace {
 
+// Saturating arithmetic: a loaded graph may be huge (tools/kiln-dump).
+int64_t sat_mul(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
+int64_t sat_add(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
 // Scalar operations a node costs where it is computed.
 int64_t node_ops(const Node& n) {
   switch (n.cls()) {
@@ -57,7 +68,7 @@ int64_t node_ops(const Node& n) {
     case OpClass::Ternary:
     case OpClass::Random: return n.numel();
     case OpClass::Reduce: return n.inputs[0]->numel();
-    case OpClass::Contraction: return 2 * n.numel() * n.inputs[0]->shape.back();  // multiply-add per K
+    case OpClass::Contraction: return sat_mul(2 * n.numel(), n.inputs[0]->shape.back());  // multiply-add per K
     case OpClass::Source:
     case OpClass::View:
     case OpClass::Write:
@@ -67,7 +78,7 @@ int64_t node_ops(const Node& n) {
   return 0;
 }
 
-int64_t nbytes(const Node& n) { return n.numel() * static_cast<int64_t>(element_size(n.dtype)); }
+int64_t nbytes(const Node& n) { return sat_mul(n.numel(), static_cast<int64_t>(element_size(n.dtype))); }
 
 // The nodes a step computes: its outputs, and from `starts` down to what
 // it reads from memory; in discovery order.
@@ -109,16 +120,16 @@ Plan describe_plan(const GraphView& g, Schedule s) {
     } else {
       for (const Node* o : st.outputs) {
         for (const auto& in : o->inputs) starts.push_back(in.get());
-        written += nbytes(*o);
+        written = sat_add(written, nbytes(*o));
       }
     }
     e.fused = walk_step(st, starts);
     std::sort(e.fused.begin(), e.fused.end(), [&](const Node* a, const Node* b) { return g.id(a) < g.id(b); });
-    for (const Node* in : st.inputs) e.bytes_read += nbytes(*in);
+    for (const Node* in : st.inputs) e.bytes_read = sat_add(e.bytes_read, nbytes(*in));
     e.bytes_written = written;
     for (const Node* n : e.fused) {
       // A Cat or Assign node itself moves data and computes nothing.
-      e.ops += node_ops(*n);
+      e.ops = sat_add(e.ops, node_ops(*n));
       Loc l = g.loc(n);
       if (l.empty()) continue;
       if (std::none_of(e.locs.begin(), e.locs.end(),

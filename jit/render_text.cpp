@@ -137,9 +137,10 @@ std::string text_plan(const GraphView& g, const Plan& p, const DumpOptions& opt)
   int64_t kernels = 0, calls = 0, read = 0, written = 0, ops = 0;
   for (size_t i = 0; i < p.entries.size(); ++i) {
     (p.schedule.steps[i].kind == StepKind::Kernel ? kernels : calls)++;
-    read += p.entries[i].bytes_read;
-    written += p.entries[i].bytes_written;
-    ops += p.entries[i].ops;
+    // Saturating: a loaded graph may be huge.
+    for (auto [sum, v] : {std::pair{&read, p.entries[i].bytes_read}, std::pair{&written, p.entries[i].bytes_written},
+                          std::pair{&ops, p.entries[i].ops}})
+      if (__builtin_add_overflow(*sum, v, sum)) *sum = INT64_MAX;
   }
   os << "plan: " << kernels << (kernels == 1 ? " kernel" : " kernels");
   if (calls) os << ", " << calls << (calls == 1 ? " library call" : " library calls");

@@ -88,6 +88,7 @@ TEST_CASE("dump: the tutorial's linear regression, forward") {
   Tensor loss = m.loss();
   check_golden("linreg_forward.txt", text_of({loss}));
   check_golden("linreg_forward.dot", explain({loss}, DumpFormat::Dot, kNoLocs));
+  check_golden("linreg_forward.graph.dot", dump({loss}, DumpFormat::Dot, kNoLocs));
 }
 
 TEST_CASE("dump: the tutorial's linear regression, backward") {
@@ -135,6 +136,8 @@ TEST_CASE("explain: every kernel boundary says why, with the scheduler's reason"
   CHECK(plan.find("an operand of a library matmul") != std::string::npos);
   CHECK(plan.find("a matmul too large to compute inline: a library call") != std::string::npos);
   CHECK(plan.find("an output the caller asked for") != std::string::npos);
+  CHECK(plan.find("a reduction its reader cannot compute in its own loops (a reduction read at another row)") !=
+        std::string::npos);
   const std::string json = explain({out}, DumpFormat::Json);
   CHECK(json.find("\"why\": \"matmul-operand\"") != std::string::npos);
   CHECK(json.find("\"why\": \"matmul-library\"") != std::string::npos);

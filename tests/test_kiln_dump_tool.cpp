@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,11 @@ struct Files {
   }
 };
 
+std::string read_text(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
 std::string linreg_graph() {
   Tensor x = linspace(0, 10, 100).reshape({-1, 1});
   Tensor y = 2.0 * x + 1.0;
@@ -79,7 +85,6 @@ std::string linreg_graph() {
 
 TEST_CASE("kiln-dump: prints the graph, plan, kernel IR and code of a saved graph") {
   Files f;
-  const std::vector<Tensor> none;
   const std::string path = f.put("linreg.json", linreg_graph());
   Result r = run_tool({path});
   CHECK(r.exit == 0);
@@ -115,6 +120,17 @@ TEST_CASE("kiln-dump: prints the graph, plan, kernel IR and code of a saved grap
   CHECK(r.exit == 0);
   CHECK(r.out.empty());
   CHECK(fs::file_size(out) > 100);
+  // Rendering needs Graphviz: an SVG when it is installed, else a clear error.
+  const std::string svg = (f.dir / "plan.svg").string();
+  r = run_tool({"--plan", "--render=" + svg, path});
+  if (fs::exists("/usr/bin/dot")) {
+    CHECK(r.exit == 0);
+    CHECK(read_text(svg).find("<svg") != std::string::npos);
+    CHECK(read_text(svg).find("cluster_k0") != std::string::npos);
+  } else {
+    CHECK(r.exit == 1);
+    CHECK(r.out.find("Graphviz 'dot' was not found") != std::string::npos);
+  }
 }
 
 TEST_CASE("kiln-dump: --help documents every option; bad command lines exit 2") {
