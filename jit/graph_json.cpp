@@ -14,6 +14,7 @@
 #include <climits>
 #include <limits>
 #include <sstream>
+#include <unordered_set>
 
 #include "jit/graph_check.h"
 #include "jit/inspect.h"
@@ -183,8 +184,11 @@ GraphView graph_from_json(std::string_view text) {
   if (jout.items.empty()) bad("the file", "no outputs");
   if (jout.items.size() > kMaxLoadedNodes) bad("the file", "too many outputs");
   std::vector<NodePtr> roots;
-  for (const json::Value& o : jout.items)
-    roots.push_back(nodes[static_cast<size_t>(int_in(o, 0, static_cast<int64_t>(nodes.size()) - 1, "an output"))]);
+  std::unordered_set<const Node*> seen;
+  for (const json::Value& o : jout.items) {
+    const NodePtr& n = nodes[static_cast<size_t>(int_in(o, 0, static_cast<int64_t>(nodes.size()) - 1, "an output"))];
+    if (seen.insert(n.get()).second) roots.push_back(n);  // once each, as save_graph writes them
+  }
   GraphView g = view_graph(std::move(roots));
   g.loaded = true;
   for (const Node* n : g.nodes) {

@@ -77,12 +77,10 @@ std::string count_text(int64_t n);       // "950", "12.3 k", "4.5 M", ...
 std::string graph_to_json(const GraphView& g, bool locations = true);
 GraphView graph_from_json(std::string_view text);
 
-}  // namespace kiln::jit
-
-namespace kiln::jit {
 // The user lines (file:line, distinct, comma-separated) of the nodes a step
 // computes, or of some nodes: for errors raised at evaluation. "" when none
 // is known.
 std::string step_lines(const Step& st);
 std::string node_lines(const std::vector<const Node*>& nodes);
+
 }  // namespace kiln::jit

@@ -311,6 +311,9 @@ TEST_CASE("load_graph: malformed and hostile JSON gets a clear error") {
   };
   const std::string buf = node("Buffer", "[4]", "[]");
   CHECK_NOTHROW(load(graph({buf, node("Exp", "[4]", "[0]")}, "[1]")));
+  // Repeated outputs count once; a leaf may be an output.
+  CHECK(load(graph({buf, node("Exp", "[4]", "[0]")}, "[1, 1, 0, 1]")).roots.size() == 2);
+  CHECK(jit::make_plan(load(graph({buf, node("Exp", "[4]", "[0]")}, "[1, 0, 1]"))).entries.size() == 1);
   rejects(graph({buf, node("Frobnicate", "[4]", "[0]")}, "[1]"), "unknown op \"Frobnicate\"");
   rejects(graph({buf, node("Exp", "[4]", "[0]", "[]", "float128")}, "[1]"), "unknown dtype");
   rejects(graph({buf, node("Exp", "[4]", "[1]")}, "[1]"), "node 1 input: 1 is out of range");
