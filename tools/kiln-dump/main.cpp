@@ -164,15 +164,15 @@ Options parse_args(int argc, char** argv) {
 
 std::string read_input(const std::string& path) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) KILN_FAIL("kiln-dump", "cannot read ", path, ": ", std::strerror(errno));
-  if (!S_ISREG(st.st_mode)) KILN_FAIL("kiln-dump", "cannot read ", path, ": not a regular file");
+  if (::stat(path.c_str(), &st) != 0) KILN_FAIL("input", "cannot read ", path, ": ", std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) KILN_FAIL("input", "cannot read ", path, ": not a regular file");
   if (st.st_size > kMaxInputBytes)
-    KILN_FAIL("kiln-dump", path, " is ", st.st_size, " bytes, over the limit of ", kMaxInputBytes);
+    KILN_FAIL("input", path, " is ", st.st_size, " bytes, over the limit of ", kMaxInputBytes);
   std::ifstream f(path, std::ios::binary);
-  if (!f) KILN_FAIL("kiln-dump", "cannot read ", path, ": ", std::strerror(errno));
+  if (!f) KILN_FAIL("input", "cannot read ", path, ": ", std::strerror(errno));
   std::ostringstream os;
   os << f.rdbuf();
-  if (f.bad()) KILN_FAIL("kiln-dump", "cannot read ", path);
+  if (f.bad()) KILN_FAIL("input", "cannot read ", path);
   return os.str();
 }
 
@@ -180,12 +180,12 @@ std::string read_input(const std::string& path) {
 void render_dot(const std::string& dot, const std::string& out) {
   char tmpl[] = "/tmp/kiln-dump-XXXXXX";
   const int fd = ::mkstemp(tmpl);
-  if (fd < 0) KILN_FAIL("kiln-dump", "cannot create a temporary file: ", std::strerror(errno));
+  if (fd < 0) KILN_FAIL("render", "cannot create a temporary file: ", std::strerror(errno));
   const bool wrote = ::write(fd, dot.data(), dot.size()) == static_cast<ssize_t>(dot.size());
   ::close(fd);
   if (!wrote) {
     ::unlink(tmpl);
-    KILN_FAIL("kiln-dump", "cannot write a temporary file");
+    KILN_FAIL("render", "cannot write a temporary file");
   }
   const std::string fmt = "-T" + out.substr(out.size() - 3);
   const pid_t pid = ::fork();
@@ -197,10 +197,10 @@ void render_dot(const std::string& dot, const std::string& out) {
   int status = 0;
   if (pid > 0) ::waitpid(pid, &status, 0);
   ::unlink(tmpl);
-  if (pid < 0) KILN_FAIL("kiln-dump", "cannot start Graphviz: ", std::strerror(errno));
+  if (pid < 0) KILN_FAIL("render", "cannot start Graphviz: ", std::strerror(errno));
   if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
-    KILN_FAIL("kiln-dump", "Graphviz 'dot' was not found (apt-get install graphviz), so ", out, " was not rendered");
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) KILN_FAIL("kiln-dump", "Graphviz failed to render ", out);
+    KILN_FAIL("render", "Graphviz 'dot' was not found (apt-get install graphviz), so ", out, " was not rendered");
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) KILN_FAIL("render", "Graphviz failed to render ", out);
 }
 
 int run(const Options& o) {
@@ -231,23 +231,23 @@ int run(const Options& o) {
       if (o.kernel_ir) out << "=== " << e.label << " " << e.name << ": kernel IR\n" << st.code->ir.to_string();
       for (const codegen::CodeSource& c : o.code) {
         if (!c.backend->available())
-          KILN_FAIL("kiln-dump", "backend ", c.backend->name(), " is not available in this build, so no ", c.info.name);
+          KILN_FAIL("code", "backend ", c.backend->name(), " is not available in this build, so no ", c.info.name);
         out << "=== " << e.label << " " << e.name << ": " << c.info.name << "\n"
             << c.backend->render_code(st.code->ir, c.kind);
       }
     }
-  if (!matched) KILN_FAIL("kiln-dump", "no plan entry ", o.kernel, " (the plan has k0..k", plan->entries.size() - 1, ")");
+  if (!matched) KILN_FAIL("kernel", "no plan entry ", o.kernel, " (the plan has k0..k", plan->entries.size() - 1, ")");
   if (!o.render.empty())
     render_dot(o.plan ? jit::render_plan(g, *plan, DumpFormat::Dot, dopt) : jit::render_graph(g, DumpFormat::Dot, dopt),
                o.render);
   if (o.output.empty()) {
     std::cout << out.str() << std::flush;
-    if (!std::cout) KILN_FAIL("kiln-dump", "cannot write to standard output");
+    if (!std::cout) KILN_FAIL("output", "cannot write to standard output");
   } else {
     std::ofstream f(o.output, std::ios::binary);
     f << out.str();
     f.close();
-    if (!f) KILN_FAIL("kiln-dump", "cannot write ", o.output);
+    if (!f) KILN_FAIL("output", "cannot write ", o.output);
   }
   return 0;
 }
