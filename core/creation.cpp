@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "core/ops_common.h"
+#include "core/provenance.h"
 
 namespace kiln {
 
@@ -79,7 +80,8 @@ void fill_from(T* out, const NestedData& d) {
 }
 }  // namespace
 
-Tensor tensor(const NestedData& data, const TensorOptions& options) {
+Tensor tensor(const NestedData& data, const TensorOptions& options, SourceLoc loc) {
+  const LocScope at(loc);
   DType inferred = data.kind() == Scalar::Kind::Float  ? default_dtype()
                    : data.kind() == Scalar::Kind::Int ? DType::Int64
                                                       : DType::Bool;
@@ -95,11 +97,13 @@ Tensor tensor(const NestedData& data, const TensorOptions& options) {
   return finish(on_device(make_buffer_node(buf, data.sizes()), options.device()), options, "tensor");
 }
 
-Tensor from_blob(void* data, const Shape& sizes, const TensorOptions& options) {
+Tensor from_blob(void* data, const Shape& sizes, const TensorOptions& options, SourceLoc loc) {
+  const LocScope at(loc);
   return from_blob(data, sizes, contiguous_strides(sizes), options);
 }
 
-Tensor from_blob(void* data, const Shape& sizes, const Shape& strides, const TensorOptions& options) {
+Tensor from_blob(void* data, const Shape& sizes, const Shape& strides, const TensorOptions& options, SourceLoc loc) {
+  const LocScope at(loc);
   check_numel(sizes, "from_blob");
   KILN_CHECK(strides.size() == sizes.size(), "from_blob", "sizes ", sizes, " and strides ", strides,
              " must have the same length");
@@ -124,18 +128,32 @@ Tensor from_blob(void* data, const Shape& sizes, const Shape& strides, const Ten
   return Tensor(std::move(impl));
 }
 
-Tensor full(const Shape& sizes, Scalar v, const TensorOptions& options) {
+Tensor full(const Shape& sizes, Scalar v, const TensorOptions& options, SourceLoc loc) {
+  const LocScope at(loc);
   check_numel(sizes, "full");
   DType dt = options.dtype_or(scalar_default_dtype(v));
   check_fill_value(v, dt, "full");
   return finish(full_node(sizes, v, dt, options.device()), options, "full");
 }
-Tensor empty(const Shape& sizes, const TensorOptions& o) { check_numel(sizes, "empty"); return full(sizes, 0, o.dtype(o.dtype_or(default_dtype()))); }
-Tensor zeros(const Shape& sizes, const TensorOptions& o) { check_numel(sizes, "zeros"); return full(sizes, 0, o.dtype(o.dtype_or(default_dtype()))); }
-Tensor ones(const Shape& sizes, const TensorOptions& o) { check_numel(sizes, "ones"); return full(sizes, 1, o.dtype(o.dtype_or(default_dtype()))); }
+Tensor empty(const Shape& sizes, const TensorOptions& o, SourceLoc loc) {
+  const LocScope at(loc);
+  check_numel(sizes, "empty"); return full(sizes, 0, o.dtype(o.dtype_or(default_dtype())));
+}
+Tensor zeros(const Shape& sizes, const TensorOptions& o, SourceLoc loc) {
+  const LocScope at(loc);
+  check_numel(sizes, "zeros"); return full(sizes, 0, o.dtype(o.dtype_or(default_dtype())));
+}
+Tensor ones(const Shape& sizes, const TensorOptions& o, SourceLoc loc) {
+  const LocScope at(loc);
+  check_numel(sizes, "ones"); return full(sizes, 1, o.dtype(o.dtype_or(default_dtype())));
+}
 
-Tensor eye(int64_t n, const TensorOptions& o) { return eye(n, n, o); }
-Tensor eye(int64_t n, int64_t m, const TensorOptions& o) {
+Tensor eye(int64_t n, const TensorOptions& o, SourceLoc loc) {
+  const LocScope at(loc);
+  return eye(n, n, o);
+}
+Tensor eye(int64_t n, int64_t m, const TensorOptions& o, SourceLoc loc) {
+  const LocScope at(loc);
   KILN_CHECK(n >= 0, "eye", "n must be greater or equal to 0, got ", n);
   KILN_CHECK(m >= 0, "eye", "m must be greater or equal to 0, got ", m);
   check_shape_nonneg({n, m}, "eye");
@@ -143,9 +161,16 @@ Tensor eye(int64_t n, int64_t m, const TensorOptions& o) {
   return finish(make_node(Op::Eye, dt, o.device(), {n, m}, {}), o, "eye");
 }
 
-Tensor arange(Scalar end, const TensorOptions& o) { return arange(0, end, 1, o); }
-Tensor arange(Scalar start, Scalar end, const TensorOptions& o) { return arange(start, end, 1, o); }
-Tensor arange(Scalar start, Scalar end, Scalar step, const TensorOptions& o) {
+Tensor arange(Scalar end, const TensorOptions& o, SourceLoc loc) {
+  const LocScope at(loc);
+  return arange(0, end, 1, o);
+}
+Tensor arange(Scalar start, Scalar end, const TensorOptions& o, SourceLoc loc) {
+  const LocScope at(loc);
+  return arange(start, end, 1, o);
+}
+Tensor arange(Scalar start, Scalar end, Scalar step, const TensorOptions& o, SourceLoc loc) {
+  const LocScope at(loc);
   bool floating = start.is_floating_point() || end.is_floating_point() || step.is_floating_point();
   DType dt = o.dtype_or(floating ? default_dtype() : DType::Int64);
   double s = start.to_double(), e = end.to_double(), st = step.to_double();
@@ -173,7 +198,8 @@ Tensor arange(Scalar start, Scalar end, Scalar step, const TensorOptions& o) {
                 "arange");
 }
 
-Tensor linspace(Scalar start, Scalar end, int64_t steps, const TensorOptions& o) {
+Tensor linspace(Scalar start, Scalar end, int64_t steps, const TensorOptions& o, SourceLoc loc) {
+  const LocScope at(loc);
   KILN_CHECK(steps >= 0, "linspace", "number of steps must be non-negative (got ", steps, ")");
   DType dt = o.dtype_or(default_dtype());
   Attrs a;
@@ -189,9 +215,21 @@ TensorOptions like(const Tensor& t, const TensorOptions& o) {
 }
 }  // namespace
 
-Tensor empty_like(const Tensor& t, const TensorOptions& o) { return empty(t.sizes(), like(t, o)); }
-Tensor zeros_like(const Tensor& t, const TensorOptions& o) { return zeros(t.sizes(), like(t, o)); }
-Tensor ones_like(const Tensor& t, const TensorOptions& o) { return ones(t.sizes(), like(t, o)); }
-Tensor full_like(const Tensor& t, Scalar v, const TensorOptions& o) { return full(t.sizes(), v, like(t, o)); }
+Tensor empty_like(const Tensor& t, const TensorOptions& o, SourceLoc loc) {
+  const LocScope at(loc);
+  return empty(t.sizes(), like(t, o));
+}
+Tensor zeros_like(const Tensor& t, const TensorOptions& o, SourceLoc loc) {
+  const LocScope at(loc);
+  return zeros(t.sizes(), like(t, o));
+}
+Tensor ones_like(const Tensor& t, const TensorOptions& o, SourceLoc loc) {
+  const LocScope at(loc);
+  return ones(t.sizes(), like(t, o));
+}
+Tensor full_like(const Tensor& t, Scalar v, const TensorOptions& o, SourceLoc loc) {
+  const LocScope at(loc);
+  return full(t.sizes(), v, like(t, o));
+}
 
 }  // namespace kiln

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/ops_common.h"
+#include "core/provenance.h"
 
 namespace kiln {
 
@@ -206,7 +207,8 @@ Tensor scaled(const Tensor& a, const Tensor& b, const Scalar& alpha, const char*
 }  // namespace
 
 // ---- methods ----
-Tensor Tensor::add(const Tensor& o, Scalar alpha) const {
+Tensor Tensor::add(const Tensor& o, Scalar alpha, SourceLoc loc) const {
+  const LocScope at(loc);
   return binary_op(Op::Add, *this, scaled(*this, o, alpha, "add"), "add");
 }
 // o * alpha as one scalar, keeping it integral when both are. As for
@@ -219,46 +221,103 @@ static Scalar scaled_scalar(const Tensor& t, const Scalar& o, const Scalar& alph
   if (!o.is_floating_point() && !alpha.is_floating_point()) return Scalar(o.to_long() * alpha.to_long());
   return Scalar(o.to_double() * alpha.to_double());
 }
-Tensor Tensor::add(Scalar o, Scalar alpha) const {
+Tensor Tensor::add(Scalar o, Scalar alpha, SourceLoc loc) const {
+  const LocScope at(loc);
   return binary_op(Op::Add, *this, scaled_scalar(*this, o, alpha, "add"), "add");
 }
-Tensor Tensor::sub(const Tensor& o, Scalar alpha) const {
+Tensor Tensor::sub(const Tensor& o, Scalar alpha, SourceLoc loc) const {
+  const LocScope at(loc);
   return binary_op(Op::Sub, *this, scaled(*this, o, alpha, "sub"), "sub");
 }
-Tensor Tensor::sub(Scalar o, Scalar alpha) const {
+Tensor Tensor::sub(Scalar o, Scalar alpha, SourceLoc loc) const {
+  const LocScope at(loc);
   return binary_op(Op::Sub, *this, scaled_scalar(*this, o, alpha, "sub"), "sub");
 }
-Tensor Tensor::mul(const Tensor& o) const { return binary_op(Op::Mul, *this, o, "mul"); }
-Tensor Tensor::mul(Scalar o) const { return binary_op(Op::Mul, *this, o, "mul"); }
-Tensor Tensor::div(const Tensor& o) const { return binary_op(Op::Div, *this, o, "div"); }
-Tensor Tensor::div(Scalar o) const { return binary_op(Op::Div, *this, o, "div"); }
-Tensor Tensor::maximum(const Tensor& o) const { return binary_op(Op::Maximum, *this, o, "maximum"); }
-Tensor Tensor::minimum(const Tensor& o) const { return binary_op(Op::Minimum, *this, o, "minimum"); }
+Tensor Tensor::mul(const Tensor& o, SourceLoc loc) const {
+  const LocScope at(loc);
+  return binary_op(Op::Mul, *this, o, "mul");
+}
+Tensor Tensor::mul(Scalar o, SourceLoc loc) const {
+  const LocScope at(loc);
+  return binary_op(Op::Mul, *this, o, "mul");
+}
+Tensor Tensor::div(const Tensor& o, SourceLoc loc) const {
+  const LocScope at(loc);
+  return binary_op(Op::Div, *this, o, "div");
+}
+Tensor Tensor::div(Scalar o, SourceLoc loc) const {
+  const LocScope at(loc);
+  return binary_op(Op::Div, *this, o, "div");
+}
+Tensor Tensor::maximum(const Tensor& o, SourceLoc loc) const {
+  const LocScope at(loc);
+  return binary_op(Op::Maximum, *this, o, "maximum");
+}
+Tensor Tensor::minimum(const Tensor& o, SourceLoc loc) const {
+  const LocScope at(loc);
+  return binary_op(Op::Minimum, *this, o, "minimum");
+}
 
-Tensor Tensor::pow(const Tensor& e) const { return binary_op(Op::Pow, *this, e, "pow"); }
-Tensor Tensor::pow(Scalar e) const {
+Tensor Tensor::pow(const Tensor& e, SourceLoc loc) const {
+  const LocScope at(loc);
+  return binary_op(Op::Pow, *this, e, "pow");
+}
+Tensor Tensor::pow(Scalar e, SourceLoc loc) const {
+  const LocScope at(loc);
   KILN_CHECK(!(is_integral(dtype(), true) && !e.is_floating_point() && e.to_long() < 0), "pow",
              "Integers to negative integer powers are not allowed.");
   return binary_op(Op::Pow, *this, e, "pow");
 }
 
-Tensor Tensor::neg() const {
+Tensor Tensor::neg(SourceLoc loc) const {
+  const LocScope at(loc);
   KILN_CHECK(dtype() != DType::Bool, "neg",
              "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
              "to invert a mask, use the `~` or `logical_not()` operator instead.");
   return unary_same(Op::Neg, *this, "neg");
 }
-Tensor Tensor::abs() const { return unary_same(Op::Abs, *this, "abs"); }
-Tensor Tensor::relu() const { return unary_same(Op::Relu, *this, "relu"); }
-Tensor Tensor::exp() const { return unary_float(Op::Exp, *this, "exp"); }
-Tensor Tensor::log() const { return unary_float(Op::Log, *this, "log"); }
-Tensor Tensor::sqrt() const { return unary_float(Op::Sqrt, *this, "sqrt"); }
-Tensor Tensor::rsqrt() const { return unary_float(Op::Rsqrt, *this, "rsqrt"); }
-Tensor Tensor::sin() const { return unary_float(Op::Sin, *this, "sin"); }
-Tensor Tensor::cos() const { return unary_float(Op::Cos, *this, "cos"); }
-Tensor Tensor::tanh() const { return unary_float(Op::Tanh, *this, "tanh"); }
-Tensor Tensor::sigmoid() const { return unary_float(Op::Sigmoid, *this, "sigmoid"); }
-Tensor Tensor::square() const {
+Tensor Tensor::abs(SourceLoc loc) const {
+  const LocScope at(loc);
+  return unary_same(Op::Abs, *this, "abs");
+}
+Tensor Tensor::relu(SourceLoc loc) const {
+  const LocScope at(loc);
+  return unary_same(Op::Relu, *this, "relu");
+}
+Tensor Tensor::exp(SourceLoc loc) const {
+  const LocScope at(loc);
+  return unary_float(Op::Exp, *this, "exp");
+}
+Tensor Tensor::log(SourceLoc loc) const {
+  const LocScope at(loc);
+  return unary_float(Op::Log, *this, "log");
+}
+Tensor Tensor::sqrt(SourceLoc loc) const {
+  const LocScope at(loc);
+  return unary_float(Op::Sqrt, *this, "sqrt");
+}
+Tensor Tensor::rsqrt(SourceLoc loc) const {
+  const LocScope at(loc);
+  return unary_float(Op::Rsqrt, *this, "rsqrt");
+}
+Tensor Tensor::sin(SourceLoc loc) const {
+  const LocScope at(loc);
+  return unary_float(Op::Sin, *this, "sin");
+}
+Tensor Tensor::cos(SourceLoc loc) const {
+  const LocScope at(loc);
+  return unary_float(Op::Cos, *this, "cos");
+}
+Tensor Tensor::tanh(SourceLoc loc) const {
+  const LocScope at(loc);
+  return unary_float(Op::Tanh, *this, "tanh");
+}
+Tensor Tensor::sigmoid(SourceLoc loc) const {
+  const LocScope at(loc);
+  return unary_float(Op::Sigmoid, *this, "sigmoid");
+}
+Tensor Tensor::square(SourceLoc loc) const {
+  const LocScope at(loc);
   Tensor out;
   {
     AutoGradMode no_grad(false);
@@ -270,12 +329,14 @@ Tensor Tensor::square() const {
   }
   return out;
 }
-Tensor Tensor::logical_not() const {
+Tensor Tensor::logical_not(SourceLoc loc) const {
+  const LocScope at(loc);
   NodePtr n = node_of(*this, "logical_not");
   return make_tensor(make_node(Op::LogicalNot, DType::Bool, device(), sizes(), {n}));
 }
 
-Tensor Tensor::clamp(std::optional<Scalar> lo, std::optional<Scalar> hi) const {
+Tensor Tensor::clamp(std::optional<Scalar> lo, std::optional<Scalar> hi, SourceLoc loc) const {
+  const LocScope at(loc);
   KILN_CHECK(lo || hi, "clamp", "At least one of 'min' or 'max' must not be None");
   ResultTypeState s;
   s.add(*this);
@@ -297,9 +358,15 @@ Tensor Tensor::clamp(std::optional<Scalar> lo, std::optional<Scalar> hi) const {
   return out;
 }
 
-#define KILN_COMPARISON(method, OP)                                                         \
-  Tensor Tensor::method(const Tensor& o) const { return binary_op(Op::OP, *this, o, #method); } \
-  Tensor Tensor::method(Scalar o) const { return binary_op(Op::OP, *this, o, #method); }
+#define KILN_COMPARISON(method, OP)                          \
+  Tensor Tensor::method(const Tensor& o, SourceLoc loc) const { \
+    const LocScope at(loc);                                    \
+    return binary_op(Op::OP, *this, o, #method);               \
+  }                                                            \
+  Tensor Tensor::method(Scalar o, SourceLoc loc) const {        \
+    const LocScope at(loc);                                    \
+    return binary_op(Op::OP, *this, o, #method);               \
+  }
 KILN_COMPARISON(eq, Eq)
 KILN_COMPARISON(ne, Ne)
 KILN_COMPARISON(lt, Lt)
@@ -309,7 +376,8 @@ KILN_COMPARISON(ge, Ge)
 #undef KILN_COMPARISON
 
 // ---- where ----
-Tensor where(const Tensor& c, const Tensor& a, const Tensor& b) {
+Tensor where(const Tensor& c, const Tensor& a, const Tensor& b, SourceLoc loc) {
+  const LocScope at(loc);
   check_same_device("where", {&c, &a, &b});
   KILN_CHECK(c.dtype() == DType::Bool, "where",
              "where expected condition to be a boolean tensor, but got a tensor with dtype ",
@@ -322,15 +390,18 @@ Tensor where(const Tensor& c, const Tensor& a, const Tensor& b) {
   if (auto f = record(GradFn::WhereBackward0, out, {&c, &a, &b})) f->save(c);
   return out;
 }
-Tensor where(const Tensor& c, const Tensor& a, Scalar b) {
+Tensor where(const Tensor& c, const Tensor& a, Scalar b, SourceLoc loc) {
+  const LocScope at(loc);
   DType ct = result_type(a, b);
   return where(c, a.to(ct), full({}, b, TensorOptions(ct).device(a.device())));
 }
-Tensor where(const Tensor& c, Scalar a, const Tensor& b) {
+Tensor where(const Tensor& c, Scalar a, const Tensor& b, SourceLoc loc) {
+  const LocScope at(loc);
   DType ct = result_type(b, a);
   return where(c, full({}, a, TensorOptions(ct).device(b.device())), b.to(ct));
 }
-Tensor where(const Tensor& c, Scalar a, Scalar b) {
+Tensor where(const Tensor& c, Scalar a, Scalar b, SourceLoc loc) {
+  const LocScope at(loc);
   ResultTypeState s;
   s.add(a);
   s.add(b);
@@ -340,33 +411,61 @@ Tensor where(const Tensor& c, Scalar a, Scalar b) {
 }
 
 // ---- functional forms ----
-Tensor maximum(const Tensor& a, const Tensor& b) { return a.maximum(b); }
-Tensor minimum(const Tensor& a, const Tensor& b) { return a.minimum(b); }
-Tensor clamp(const Tensor& t, std::optional<Scalar> lo, std::optional<Scalar> hi) {
+Tensor maximum(const Tensor& a, const Tensor& b, SourceLoc loc) {
+  const LocScope at(loc);
+  return a.maximum(b);
+}
+Tensor minimum(const Tensor& a, const Tensor& b, SourceLoc loc) {
+  const LocScope at(loc);
+  return a.minimum(b);
+}
+Tensor clamp(const Tensor& t, std::optional<Scalar> lo, std::optional<Scalar> hi, SourceLoc loc) {
+  const LocScope at(loc);
   return t.clamp(lo, hi);
 }
-Tensor pow(const Tensor& t, Scalar e) { return t.pow(e); }
-Tensor pow(const Tensor& t, const Tensor& e) { return t.pow(e); }
-Tensor pow(Scalar base, const Tensor& e) { return binary_op(Op::Pow, e, base, "pow", true); }
+Tensor pow(const Tensor& t, Scalar e, SourceLoc loc) {
+  const LocScope at(loc);
+  return t.pow(e);
+}
+Tensor pow(const Tensor& t, const Tensor& e, SourceLoc loc) {
+  const LocScope at(loc);
+  return t.pow(e);
+}
+Tensor pow(Scalar base, const Tensor& e, SourceLoc loc) {
+  const LocScope at(loc);
+  return binary_op(Op::Pow, e, base, "pow", true);
+}
 
-// ---- operators ----
-Tensor operator+(const Tensor& a, const Tensor& b) { return a.add(b); }
-Tensor operator+(const Tensor& a, Scalar b) { return binary_op(Op::Add, a, b, "add"); }
-Tensor operator+(Scalar a, const Tensor& b) { return binary_op(Op::Add, b, a, "add", true); }
-Tensor operator-(const Tensor& a, const Tensor& b) { return a.sub(b); }
-Tensor operator-(const Tensor& a, Scalar b) { return binary_op(Op::Sub, a, b, "sub"); }
-Tensor operator-(Scalar a, const Tensor& b) { return binary_op(Op::Sub, b, a, "sub", true); }
-Tensor operator*(const Tensor& a, const Tensor& b) { return a.mul(b); }
-Tensor operator*(const Tensor& a, Scalar b) { return a.mul(b); }
-Tensor operator*(Scalar a, const Tensor& b) { return binary_op(Op::Mul, b, a, "mul", true); }
-Tensor operator/(const Tensor& a, const Tensor& b) { return a.div(b); }
-Tensor operator/(const Tensor& a, Scalar b) { return a.div(b); }
-Tensor operator/(Scalar a, const Tensor& b) { return binary_op(Op::Div, b, a, "div", true); }
-Tensor operator-(const Tensor& a) { return a.neg(); }
-Tensor operator!(const Tensor& a) { return a.logical_not(); }
-#define KILN_CMP_OPERATOR(sym, method)                                              \
-  Tensor operator sym(const Tensor& a, const Tensor& b) { return a.method(b); } \
-  Tensor operator sym(const Tensor& a, Scalar b) { return a.method(b); }
+// ---- operators: the Located operand carries the expression's location ----
+Tensor operator+(Located a, const Tensor& b) { return a.tensor.add(b, 1, a.loc); }
+Tensor operator+(Located a, Scalar b) { return a.tensor.add(b, 1, a.loc); }
+Tensor operator+(Scalar a, Located b) {
+  const LocScope at(b.loc);
+  return binary_op(Op::Add, b.tensor, a, "add", true);
+}
+Tensor operator-(Located a, const Tensor& b) { return a.tensor.sub(b, 1, a.loc); }
+Tensor operator-(Located a, Scalar b) { return a.tensor.sub(b, 1, a.loc); }
+Tensor operator-(Scalar a, Located b) {
+  const LocScope at(b.loc);
+  return binary_op(Op::Sub, b.tensor, a, "sub", true);
+}
+Tensor operator*(Located a, const Tensor& b) { return a.tensor.mul(b, a.loc); }
+Tensor operator*(Located a, Scalar b) { return a.tensor.mul(b, a.loc); }
+Tensor operator*(Scalar a, Located b) {
+  const LocScope at(b.loc);
+  return binary_op(Op::Mul, b.tensor, a, "mul", true);
+}
+Tensor operator/(Located a, const Tensor& b) { return a.tensor.div(b, a.loc); }
+Tensor operator/(Located a, Scalar b) { return a.tensor.div(b, a.loc); }
+Tensor operator/(Scalar a, Located b) {
+  const LocScope at(b.loc);
+  return binary_op(Op::Div, b.tensor, a, "div", true);
+}
+Tensor operator-(Located a) { return a.tensor.neg(a.loc); }
+Tensor operator!(Located a) { return a.tensor.logical_not(a.loc); }
+#define KILN_CMP_OPERATOR(sym, method)                                                           \
+  Tensor operator sym(Located a, const Tensor& b) { return a.tensor.method(b, a.loc); } \
+  Tensor operator sym(Located a, Scalar b) { return a.tensor.method(b, a.loc); }
 KILN_CMP_OPERATOR(==, eq)
 KILN_CMP_OPERATOR(!=, ne)
 KILN_CMP_OPERATOR(<, lt)

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "core/ops_common.h"
+#include "core/provenance.h"
 
 namespace kiln {
 
@@ -97,31 +98,48 @@ void check_no_partial_overlap(const Tensor& self, const Tensor& src, const char*
 }
 }  // namespace
 
-Tensor& Tensor::add_(const Tensor& o, Scalar alpha) {
+Tensor& Tensor::add_(const Tensor& o, Scalar alpha, SourceLoc loc) {
+  const LocScope at(loc);
   check_defined(*this, "add_");
   check_no_partial_overlap(*this, o, "add_");
   return assign_result(*this, add(o, alpha), "add_");
 }
-Tensor& Tensor::add_(Scalar o, Scalar alpha) { check_defined(*this, "add_"); return assign_result(*this, add(o, alpha), "add_"); }
-Tensor& Tensor::sub_(const Tensor& o, Scalar alpha) {
+Tensor& Tensor::add_(Scalar o, Scalar alpha, SourceLoc loc) {
+  const LocScope at(loc);
+  check_defined(*this, "add_"); return assign_result(*this, add(o, alpha), "add_");
+}
+Tensor& Tensor::sub_(const Tensor& o, Scalar alpha, SourceLoc loc) {
+  const LocScope at(loc);
   check_defined(*this, "sub_");
   check_no_partial_overlap(*this, o, "sub_");
   return assign_result(*this, sub(o, alpha), "sub_");
 }
-Tensor& Tensor::sub_(Scalar o, Scalar alpha) { check_defined(*this, "sub_"); return assign_result(*this, sub(o, alpha), "sub_"); }
-Tensor& Tensor::mul_(const Tensor& o) {
+Tensor& Tensor::sub_(Scalar o, Scalar alpha, SourceLoc loc) {
+  const LocScope at(loc);
+  check_defined(*this, "sub_"); return assign_result(*this, sub(o, alpha), "sub_");
+}
+Tensor& Tensor::mul_(const Tensor& o, SourceLoc loc) {
+  const LocScope at(loc);
   check_defined(*this, "mul_");
   check_no_partial_overlap(*this, o, "mul_");
   return assign_result(*this, mul(o), "mul_");
 }
-Tensor& Tensor::mul_(Scalar o) { check_defined(*this, "mul_"); return assign_result(*this, mul(o), "mul_"); }
-Tensor& Tensor::div_(const Tensor& o) {
+Tensor& Tensor::mul_(Scalar o, SourceLoc loc) {
+  const LocScope at(loc);
+  check_defined(*this, "mul_"); return assign_result(*this, mul(o), "mul_");
+}
+Tensor& Tensor::div_(const Tensor& o, SourceLoc loc) {
+  const LocScope at(loc);
   check_defined(*this, "div_");
   check_no_partial_overlap(*this, o, "div_");
   return assign_result(*this, div(o), "div_");
 }
-Tensor& Tensor::div_(Scalar o) { check_defined(*this, "div_"); return assign_result(*this, div(o), "div_"); }
-Tensor& Tensor::clamp_(std::optional<Scalar> lo, std::optional<Scalar> hi) {
+Tensor& Tensor::div_(Scalar o, SourceLoc loc) {
+  const LocScope at(loc);
+  check_defined(*this, "div_"); return assign_result(*this, div(o), "div_");
+}
+Tensor& Tensor::clamp_(std::optional<Scalar> lo, std::optional<Scalar> hi, SourceLoc loc) {
+  const LocScope at(loc);
   check_defined(*this, "clamp_");
   return assign_result(*this, clamp(lo, hi), "clamp_");
 }
@@ -149,10 +167,17 @@ static Tensor& fill_scalar(Tensor& self, Scalar v, GradFn kind, const char* op) 
   finish_write(self, fn);
   return self;
 }
-Tensor& Tensor::fill_(Scalar v) { return fill_scalar(*this, v, GradFn::FillBackward0, "fill_"); }
-Tensor& Tensor::zero_() { return fill_scalar(*this, 0, GradFn::ZeroBackward0, "zero_"); }
+Tensor& Tensor::fill_(Scalar v, SourceLoc loc) {
+  const LocScope at(loc);
+  return fill_scalar(*this, v, GradFn::FillBackward0, "fill_");
+}
+Tensor& Tensor::zero_(SourceLoc loc) {
+  const LocScope at(loc);
+  return fill_scalar(*this, 0, GradFn::ZeroBackward0, "zero_");
+}
 
-Tensor& Tensor::fill_(const Tensor& v) {
+Tensor& Tensor::fill_(const Tensor& v, SourceLoc loc) {
+  const LocScope at(loc);
   check_defined(*this, "fill_");
   KILN_CHECK(v.dim() == 0, "fill_", "fill_ only supports 0-dimension value tensor but got tensor with ",
              v.dim(), " dimensions.");
@@ -168,7 +193,8 @@ Tensor& Tensor::fill_(const Tensor& v) {
   return *this;
 }
 
-Tensor& Tensor::copy_(const Tensor& src) {
+Tensor& Tensor::copy_(const Tensor& src, SourceLoc loc) {
+  const LocScope at(loc);
   check_defined(*this, "copy_");
   check_defined(src, "copy_");
   check_no_partial_overlap(*this, src, "copy_");
@@ -185,13 +211,21 @@ Tensor& Tensor::copy_(const Tensor& src) {
   return *this;
 }
 
-Tensor& Tensor::operator=(const Tensor& src) && { return copy_(src); }
-Tensor& Tensor::operator=(Scalar v) && { return fill_(v); }
+// Assignment cannot take a location: the write is stamped with the view's.
+Tensor& Tensor::operator=(const Tensor& src) && {
+  const LocScope at(impl_ ? impl_->view_loc : SourceLoc{});
+  return copy_(src);
+}
+Tensor& Tensor::operator=(Scalar v) && {
+  const LocScope at(impl_ ? impl_->view_loc : SourceLoc{});
+  return fill_(v);
+}
 
 // As LibTorch's set_item (copy_to): equal shapes copy; a 0-dim CPU value
 // fills; otherwise the value's leading size-1 dims are dropped and it is
 // broadcast into the indexed region.
-Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& v) {
+Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& v, SourceLoc loc) {
+  const LocScope at(loc);
   Tensor dst = index(indices);
   check_defined(v, "index_put_");
   if (dst.sizes() == v.sizes()) {
@@ -206,7 +240,8 @@ Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices,
   }
   return *this;
 }
-Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices, Scalar v) {
+Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices, Scalar v, SourceLoc loc) {
+  const LocScope at(loc);
   index(indices).fill_(v);
   return *this;
 }

@@ -1,9 +1,11 @@
 // Joining: cat (one Cat node over promoted inputs) and stack (cat of unsqueezed).
 #include "core/ops_common.h"
+#include "core/provenance.h"
 
 namespace kiln {
 
-Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
+Tensor cat(const std::vector<Tensor>& tensors, int64_t dim, SourceLoc loc) {
+  const LocScope at(loc);
   KILN_CHECK(!tensors.empty(), "cat", "torch.cat(): expected a non-empty list of Tensors");
   std::vector<const Tensor*> ptrs;
   for (const Tensor& t : tensors) ptrs.push_back(&t);
@@ -48,7 +50,8 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
   return r;
 }
 
-Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
+Tensor stack(const std::vector<Tensor>& tensors, int64_t dim, SourceLoc loc) {
+  const LocScope at(loc);
   KILN_CHECK(!tensors.empty(), "stack", "stack expects a non-empty TensorList");
   for (size_t i = 0; i < tensors.size(); ++i)
     KILN_CHECK(tensors[i].defined(), "stack",

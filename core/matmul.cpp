@@ -2,10 +2,12 @@
 // gain and then lose a dim, batch dims broadcast. One Matmul node over
 // [..., M, K] x [..., K, N].
 #include "core/ops_common.h"
+#include "core/provenance.h"
 
 namespace kiln {
 
-Tensor matmul(const Tensor& a, const Tensor& b) {
+Tensor matmul(const Tensor& a, const Tensor& b, SourceLoc loc) {
+  const LocScope at(loc);
   check_same_device("matmul", {&a, &b});
   KILN_CHECK(a.dim() >= 1 && b.dim() >= 1, "matmul",
              "both arguments to matmul need to be at least 1D, but they are ", a.dim(), "D and ",
@@ -61,13 +63,20 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   return out;
 }
 
-Tensor mm(const Tensor& a, const Tensor& b) {
+Tensor mm(const Tensor& a, const Tensor& b, SourceLoc loc) {
+  const LocScope at(loc);
   KILN_CHECK(a.dim() == 2, "mm", "self must be a matrix (got ", a.dim(), "D)");
   KILN_CHECK(b.dim() == 2, "mm", "mat2 must be a matrix (got ", b.dim(), "D)");
   return matmul(a, b);
 }
 
-Tensor Tensor::matmul(const Tensor& o) const { return kiln::matmul(*this, o); }
-Tensor Tensor::mm(const Tensor& o) const { return kiln::mm(*this, o); }
+Tensor Tensor::matmul(const Tensor& o, SourceLoc loc) const {
+  const LocScope at(loc);
+  return kiln::matmul(*this, o);
+}
+Tensor Tensor::mm(const Tensor& o, SourceLoc loc) const {
+  const LocScope at(loc);
+  return kiln::mm(*this, o);
+}
 
 }  // namespace kiln

@@ -27,7 +27,7 @@ inline void mix(uint64_t& h, uint64_t v) {
 
 uint64_t structural_hash(const Node& n) {
   uint64_t h = 0xCBF29CE484222325ull;
-  mix(h, static_cast<uint64_t>(n.op));
+  mix(h, static_cast<uint64_t>(n.op) * 2 + n.store);
   mix(h, static_cast<uint64_t>(n.dtype));
   mix(h, static_cast<uint64_t>(n.device.type) * 131 + static_cast<uint64_t>(n.device.index));
   mix(h, n.shape.size());
@@ -44,7 +44,7 @@ uint64_t structural_hash(const Node& n) {
 }  // namespace
 
 NodePtr make_node(Op op, DType dtype, Device device, Shape shape, NodeList inputs,
-                  Attrs attrs) {
+                  Attrs attrs, bool store) {
   const OpInfo& info = op_info(op);
   KILN_INTERNAL_ASSERT(info.arity < 0 || static_cast<int>(inputs.size()) == info.arity,
                        "op ", info.name, " takes ", info.arity, " inputs, got ", inputs.size());
@@ -56,6 +56,7 @@ NodePtr make_node(Op op, DType dtype, Device device, Shape shape, NodeList input
   n->inputs = std::move(inputs);
   n->attrs = std::move(attrs);
   n->loc = current_loc();
+  n->store = store;
   uint32_t depth = 0;
   bool cpu_only = device.is_cpu();
   for (const auto& in : n->inputs) {
@@ -86,7 +87,7 @@ NodePtr make_buffer_node(BufferPtr buffer, Shape shape) {
 
 bool same_structure(const Node& a, const Node& b) {
   if (&a == &b) return true;
-  if (a.hash != b.hash || a.op != b.op || a.dtype != b.dtype || a.device != b.device ||
+  if (a.hash != b.hash || a.op != b.op || a.store != b.store || a.dtype != b.dtype || a.device != b.device ||
       a.shape != b.shape || !(a.attrs == b.attrs) || a.inputs.size() != b.inputs.size())
     return false;
   for (size_t i = 0; i < a.inputs.size(); ++i)

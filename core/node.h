@@ -9,6 +9,7 @@
 
 #include "core/buffer.h"
 #include "core/pool_alloc.h"
+#include "core/small_vector.h"
 #include "core/op.h"
 #include "kiln/device.h"
 #include "kiln/dtype.h"
@@ -24,7 +25,7 @@ using NodeList = std::vector<NodePtr, PoolAllocator<NodePtr>>;
 
 struct Attrs {
   Shape ints;  // a small vector: most nodes' attributes need no allocation
-  std::vector<double> reals;
+  SmallVector<double, 2> reals;  // likewise: a fill value, a range's start and step
   friend bool operator==(const Attrs& a, const Attrs& b);
 };
 
@@ -38,6 +39,10 @@ struct Node {
   uint64_t hash = 0;   // structural: op, dtype, device, shape, attrs, inputs' hashes
   uint32_t depth = 0;  // longest path to a leaf
   bool cpu_only = true; // this node and every node below it are on the CPU
+  // Always stored by its own kernel, never computed inline in its readers:
+  // a level of a blocked column reduction (core/reduce.cpp), whose readers
+  // would otherwise walk memory with a stride. Part of the structure.
+  bool store = false;
   // Where the user's code created it (provenance.h); not part of the structure.
   SourceLoc loc;
   // Op::Buffer: the data. Mutable for one reason: when a borrowed buffer is
@@ -54,7 +59,7 @@ struct Node {
 };
 
 NodePtr make_node(Op op, DType dtype, Device device, Shape shape, NodeList inputs,
-                  Attrs attrs = {});
+                  Attrs attrs = {}, bool store = false);
 NodePtr make_buffer_node(BufferPtr buffer, Shape shape);
 
 // Structural equality: same op, dtype, device, shape, attrs and structurally

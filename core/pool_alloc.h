@@ -59,26 +59,34 @@ struct PoolAllocator {
   template <typename U>
   PoolAllocator(const PoolAllocator<U>&) {}  // NOLINT: rebinding
 
-  // One object: a list per object size. A few (a small vector's buffer,
-  // up to 64 bytes): a list per 16-byte class. Anything else: the heap.
+  // One object: a list per object size. A few (a small vector's buffer):
+  // lists of 16, 32, 48, 64, 128, 256 and 512 bytes (a backward function's
+  // input metadata and saved tensors come in twos and threes of 80-130
+  // bytes). Anything larger: the heap.
   T* allocate(size_t n) {
     if (n == 1) return static_cast<T*>(pop<sizeof(T)>());
-    switch (size_class(n)) {
-      case 1: return static_cast<T*>(pop<16>());
-      case 2: return static_cast<T*>(pop<32>());
-      case 3: return static_cast<T*>(pop<48>());
-      case 4: return static_cast<T*>(pop<64>());
+    switch (size_class(n * sizeof(T))) {
+      case 16: return static_cast<T*>(pop<16>());
+      case 32: return static_cast<T*>(pop<32>());
+      case 48: return static_cast<T*>(pop<48>());
+      case 64: return static_cast<T*>(pop<64>());
+      case 128: return static_cast<T*>(pop<128>());
+      case 256: return static_cast<T*>(pop<256>());
+      case 512: return static_cast<T*>(pop<512>());
       default: return static_cast<T*>(::operator new(n * sizeof(T)));
     }
   }
 
   void deallocate(T* p, size_t n) {
     if (n == 1) return push<sizeof(T)>(p);
-    switch (size_class(n)) {
-      case 1: return push<16>(p);
-      case 2: return push<32>(p);
-      case 3: return push<48>(p);
-      case 4: return push<64>(p);
+    switch (size_class(n * sizeof(T))) {
+      case 16: return push<16>(p);
+      case 32: return push<32>(p);
+      case 48: return push<48>(p);
+      case 64: return push<64>(p);
+      case 128: return push<128>(p);
+      case 256: return push<256>(p);
+      case 512: return push<512>(p);
       default: ::operator delete(p);
     }
   }
@@ -89,7 +97,14 @@ struct PoolAllocator {
   bool operator!=(const PoolAllocator<U>&) const { return false; }
 
  private:
-  static size_t size_class(size_t n) { return (n * sizeof(T) + 15) / 16; }
+  // The block size a buffer of `bytes` takes; 0: the heap's.
+  static size_t size_class(size_t bytes) {
+    if (bytes <= 64) return (bytes + 15) / 16 * 16;
+    if (bytes <= 128) return 128;
+    if (bytes <= 256) return 256;
+    if (bytes <= 512) return 512;
+    return 0;
+  }
   template <size_t Size>
   static void* pop() {
     pool_detail::FreeList& l = pool_detail::free_list<Size>();

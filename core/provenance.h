@@ -21,7 +21,8 @@ inline SourceLoc current_loc() { return detail::tls_loc.loc; }
 
 class LocScope {
  public:
-  explicit LocScope(const SourceLoc& loc) : owner_(!detail::tls_loc.set) {
+  // An unknown location (a node made outside any public op) opens nothing.
+  explicit LocScope(const SourceLoc& loc) : owner_(!detail::tls_loc.set && loc.known()) {
     if (owner_) {
       detail::tls_loc.loc = loc;
       detail::tls_loc.set = true;

@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "core/ops_common.h"
+#include "core/provenance.h"
 
 namespace kiln {
 
@@ -62,23 +63,27 @@ uint64_t initial_seed() {
   return g.seed;
 }
 
-Tensor rand(const Shape& sizes, const TensorOptions& o) {
+Tensor rand(const Shape& sizes, const TensorOptions& o, SourceLoc loc) {
+  const LocScope at(loc);
   Attrs a;
   a.reals = {0.0, 1.0};
   return random_tensor(Op::RandUniform, sizes, floating_dtype(o, "rand"), o, std::move(a), "rand");
 }
 
-Tensor randn(const Shape& sizes, const TensorOptions& o) {
+Tensor randn(const Shape& sizes, const TensorOptions& o, SourceLoc loc) {
+  const LocScope at(loc);
   Attrs a;
   a.reals = {0.0, 1.0};
   return random_tensor(Op::RandNormal, sizes, floating_dtype(o, "randn"), o, std::move(a), "randn");
 }
 
-Tensor randint(int64_t high, const Shape& sizes, const TensorOptions& o) {
+Tensor randint(int64_t high, const Shape& sizes, const TensorOptions& o, SourceLoc loc) {
+  const LocScope at(loc);
   return randint(0, high, sizes, o);
 }
 
-Tensor randint(int64_t low, int64_t high, const Shape& sizes, const TensorOptions& o) {
+Tensor randint(int64_t low, int64_t high, const Shape& sizes, const TensorOptions& o, SourceLoc loc) {
+  const LocScope at(loc);
   KILN_CHECK(low < high, "randint", "random_ expects 'from' to be less than 'to', but got from=",
              low, " >= to=", high);
   Attrs a;
@@ -86,13 +91,16 @@ Tensor randint(int64_t low, int64_t high, const Shape& sizes, const TensorOption
   return random_tensor(Op::RandInt, sizes, o.dtype_or(DType::Int64), o, std::move(a), "randint");
 }
 
-Tensor rand_like(const Tensor& t, const TensorOptions& o) {
+Tensor rand_like(const Tensor& t, const TensorOptions& o, SourceLoc loc) {
+  const LocScope at(loc);
   return rand(t.sizes(), TensorOptions(o.dtype_or(t.dtype())).device(o.has_device() ? o.device() : t.device()).requires_grad(o.requires_grad()));
 }
-Tensor randn_like(const Tensor& t, const TensorOptions& o) {
+Tensor randn_like(const Tensor& t, const TensorOptions& o, SourceLoc loc) {
+  const LocScope at(loc);
   return randn(t.sizes(), TensorOptions(o.dtype_or(t.dtype())).device(o.has_device() ? o.device() : t.device()).requires_grad(o.requires_grad()));
 }
-Tensor randint_like(const Tensor& t, int64_t low, int64_t high, const TensorOptions& o) {
+Tensor randint_like(const Tensor& t, int64_t low, int64_t high, const TensorOptions& o, SourceLoc loc) {
+  const LocScope at(loc);
   return randint(low, high, t.sizes(), TensorOptions(o.dtype_or(t.dtype())).device(o.has_device() ? o.device() : t.device()));
 }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "core/ops_common.h"
+#include "core/provenance.h"
 
 namespace kiln {
 
@@ -29,6 +30,98 @@ Shape normalize_dims(const Shape& dims, int64_t rank, const char* op) {
   return out;
 }
 
+NodePtr reduce_node(Op op, DType dtype, const NodePtr& x, const Shape& rdims) {
+  Shape kept = x->shape;
+  for (int64_t d : rdims) kept[d] = 1;
+  Attrs a;
+  a.ints = rdims;
+  return make_node(op, dtype, x->device, std::move(kept), {x}, std::move(a));
+}
+
+// A reduction of every element of a large tensor in two stages: partial
+// results over fixed blocks (a row kernel, parallel over the blocks), then
+// the reduction of the partials. One kernel would run on one thread. The
+// blocks depend on the shape alone, never on the thread count, so results
+// are the same on any number of threads (and partial sums of floats are
+// kept in float64, as the single pass accumulates). Blocks: the leading
+// dim when it has at least kSplitMinBlocks rows, else the flat elements cut
+// into 256 ... 16 equal blocks of at least 1024 elements; null when neither.
+constexpr int64_t kSplitMinElements = 1 << 15;
+constexpr int64_t kSplitMinBlocks = 16;
+NodePtr split_full_reduction(Op op, DType out, const NodePtr& x) {
+  const int64_t n = x->numel();
+  if (n < kSplitMinElements || op == Op::ArgMax || op == Op::ArgMin) return nullptr;
+  NodePtr blocks = x;
+  if (x->rank() < 2 || x->shape[0] < kSplitMinBlocks) {
+    int64_t c = 256;
+    while (c >= kSplitMinBlocks && (n % c != 0 || n / c < 1024)) c /= 2;
+    if (c < kSplitMinBlocks) return nullptr;
+    blocks = reshape_node(x, {c, n / c});
+  }
+  const bool widen = (op == Op::Sum || op == Op::Prod) && is_floating_point(out);
+  const DType partial_dtype = widen ? DType::Float64 : out;
+  Shape inner, all;
+  for (int64_t d = 0; d < blocks->rank(); ++d) {
+    if (d > 0) inner.push_back(d);
+    all.push_back(d);
+  }
+  NodePtr partial = reduce_node(op, partial_dtype, cast_node(blocks, partial_dtype), inner);
+  NodePtr total = cast_node(reduce_node(op, partial_dtype, partial, all), out);
+  Shape kept(x->shape.size(), 1);
+  return reshape_node(total, kept);
+}
+
+// x[start::step] along dim d, `len` long: a view of x's row-major layout.
+NodePtr slice_node(const NodePtr& x, int64_t d, int64_t start, int64_t step, int64_t len) {
+  const Shape cs = contiguous_strides(x->shape);
+  Shape shape = x->shape;
+  shape[d] = len;
+  Attrs a;
+  a.ints.push_back(start * cs[d]);
+  for (size_t k = 0; k < cs.size(); ++k) a.ints.push_back(static_cast<int64_t>(k) == d ? cs[k] * step : cs[k]);
+  return make_node(Op::AsStrided, x->dtype, x->device, std::move(shape), {x}, std::move(a));
+}
+
+// A reduction over one dim d that is not the innermost (a column reduction:
+// sum(0) of a matrix, a bias gradient). One kernel would read each output's
+// column with a stride (140x slower than a row sum at 2048 x 2048). Instead,
+// levels of an elementwise combination of kColumnBlock row-slices,
+// out[i] = x[8i] + x[8i+1] + ... + x[8i+7], each stored by its own kernel
+// whose inner loop runs along the contiguous dims (vectorized), shrink d
+// 8x per level; a final short reduction and the leftover rows finish it.
+// The order depends on the shape only (deterministic on any thread count);
+// float sums and products are combined in float64, as the one-pass
+// accumulator. Null when the shape does not call for it.
+constexpr int64_t kColumnBlock = 8;
+constexpr int64_t kColumnMinInner = 16;
+NodePtr blocked_column_reduction(Op op, DType out, const NodePtr& x, const Shape& rdims) {
+  if (rdims.size() != 1 || (op != Op::Sum && op != Op::Prod && op != Op::Max && op != Op::Min)) return nullptr;
+  const int64_t d = rdims[0];
+  if (d == x->rank() - 1 || x->shape[d] < 2 * kColumnBlock) return nullptr;
+  int64_t inner = 1;
+  for (int64_t k = d + 1; k < x->rank(); ++k) inner *= x->shape[k];
+  if (inner < kColumnMinInner) return nullptr;
+  const Op combine = op == Op::Sum ? Op::Add : op == Op::Prod ? Op::Mul : op == Op::Max ? Op::Maximum : Op::Minimum;
+  const bool widen = (op == Op::Sum || op == Op::Prod) && is_floating_point(out);
+  const DType acc = widen ? DType::Float64 : out;
+  NodePtr v = cast_node(x, acc);
+  std::vector<NodePtr> leftovers;
+  while (v->shape[d] >= 2 * kColumnBlock) {
+    const int64_t rows = v->shape[d], q = rows / kColumnBlock, rest = rows - q * kColumnBlock;
+    Shape shape = v->shape;
+    shape[d] = q;
+    NodePtr level = slice_node(v, d, 0, kColumnBlock, q);
+    for (int64_t k = 1; k < kColumnBlock; ++k)
+      level = make_node(combine, acc, x->device, shape, {level, slice_node(v, d, k, kColumnBlock, q)}, {},
+                        /*store=*/k == kColumnBlock - 1);
+    if (rest > 0) leftovers.push_back(reduce_node(op, acc, slice_node(v, d, q * kColumnBlock, 1, rest), rdims));
+    v = level;
+  }
+  NodePtr r = reduce_node(op, acc, v, rdims);
+  for (const NodePtr& l : leftovers) r = make_node(combine, acc, x->device, r->shape, {r, l});
+  return cast_node(r, out);
+}
+
 // One primitive reduction node over `dims` (normalized) of t cast to `in`.
 Tensor reduce(const Tensor& t, Op op, const Shape& dims, bool keepdim, DType in, DType out,
               const char* name) {
@@ -39,11 +132,11 @@ Tensor reduce(const Tensor& t, Op op, const Shape& dims, bool keepdim, DType in,
     x = reshape_node(x, {1});
     rdims = {0};
   }
-  Shape kept = x->shape;
-  for (int64_t d : rdims) kept[d] = 1;
-  Attrs a;
-  a.ints = rdims;
-  NodePtr r = make_node(op, out, t.device(), kept, {x}, std::move(a));
+  NodePtr r;
+  if (static_cast<int64_t>(rdims.size()) == x->rank()) r = split_full_reduction(op, out, x);
+  else r = blocked_column_reduction(op, out, x, rdims);
+  if (!r) r = reduce_node(op, out, x, rdims);
+  const Shape& kept = r->shape;
   Shape final_shape;
   if (!scalar) {
     for (size_t d = 0; d < kept.size(); ++d)
@@ -99,23 +192,27 @@ Tensor divide_by_count(const Tensor& t, int64_t count) {
 }
 
 // ---- sum / mean / prod ----
-Tensor Tensor::sum(const Shape& dims, bool keepdim, std::optional<DType> dtype) const {
+Tensor Tensor::sum(const Shape& dims, bool keepdim, std::optional<DType> dtype, SourceLoc loc) const {
+  const LocScope at(loc);
   Shape d = normalize_dims(dims, dim(), "sum");
   DType out = sum_dtype(this->dtype(), dtype);
   Tensor r = reduce(*this, Op::Sum, d, keepdim, out, out, "sum");
   record_reduction(GradFn::SumBackward1, r, *this, d, keepdim);
   return r;
 }
-Tensor Tensor::sum(std::optional<DType> dtype) const {
+Tensor Tensor::sum(std::optional<DType> dtype, SourceLoc loc) const {
+  const LocScope at(loc);
   Tensor r = sum(Shape{}, false, dtype);
   autograd::relabel(r, GradFn::SumBackward0);
   return r;
 }
-Tensor Tensor::sum(int64_t d, bool keepdim, std::optional<DType> dtype) const {
+Tensor Tensor::sum(int64_t d, bool keepdim, std::optional<DType> dtype, SourceLoc loc) const {
+  const LocScope at(loc);
   return sum(Shape{d}, keepdim, dtype);
 }
 
-Tensor Tensor::mean(const Shape& dims, bool keepdim, std::optional<DType> dtype) const {
+Tensor Tensor::mean(const Shape& dims, bool keepdim, std::optional<DType> dtype, SourceLoc loc) const {
+  const LocScope at(loc);
   DType d = check_floating(*this, dtype, "mean",
                            "mean(): could not infer output dtype. Input dtype must be either a "
                            "floating point or complex dtype.");
@@ -128,12 +225,14 @@ Tensor Tensor::mean(const Shape& dims, bool keepdim, std::optional<DType> dtype)
   record_reduction(GradFn::MeanBackward1, r, *this, nd, keepdim);
   return r;
 }
-Tensor Tensor::mean(std::optional<DType> dtype) const {
+Tensor Tensor::mean(std::optional<DType> dtype, SourceLoc loc) const {
+  const LocScope at(loc);
   Tensor r = mean(Shape{}, false, dtype);
   autograd::relabel(r, GradFn::MeanBackward0);
   return r;
 }
-Tensor Tensor::mean(int64_t d, bool keepdim, std::optional<DType> dtype) const {
+Tensor Tensor::mean(int64_t d, bool keepdim, std::optional<DType> dtype, SourceLoc loc) const {
+  const LocScope at(loc);
   return mean(Shape{d}, keepdim, dtype);
 }
 
@@ -147,10 +246,12 @@ static Tensor prod_impl(const Tensor& t, const Shape& dims, bool keepdim, std::o
   }
   return r;
 }
-Tensor Tensor::prod(std::optional<DType> dtype) const {
+Tensor Tensor::prod(std::optional<DType> dtype, SourceLoc loc) const {
+  const LocScope at(loc);
   return prod_impl(*this, normalize_dims({}, dim(), "prod"), false, dtype, GradFn::ProdBackward0);
 }
-Tensor Tensor::prod(int64_t d, bool keepdim, std::optional<DType> dtype) const {
+Tensor Tensor::prod(int64_t d, bool keepdim, std::optional<DType> dtype, SourceLoc loc) const {
+  const LocScope at(loc);
   return prod_impl(*this, normalize_dims({d}, dim(), "prod"), keepdim, dtype, GradFn::ProdBackward1);
 }
 
@@ -167,9 +268,16 @@ static Tensor extremum(const Tensor& t, const Shape& dims, bool keepdim, bool ma
   }
   return r;
 }
-Tensor Tensor::amax(const Shape& dims, bool keepdim) const { return extremum(*this, dims, keepdim, true); }
-Tensor Tensor::amin(const Shape& dims, bool keepdim) const { return extremum(*this, dims, keepdim, false); }
-Tensor Tensor::max() const {
+Tensor Tensor::amax(const Shape& dims, bool keepdim, SourceLoc loc) const {
+  const LocScope at(loc);
+  return extremum(*this, dims, keepdim, true);
+}
+Tensor Tensor::amin(const Shape& dims, bool keepdim, SourceLoc loc) const {
+  const LocScope at(loc);
+  return extremum(*this, dims, keepdim, false);
+}
+Tensor Tensor::max(SourceLoc loc) const {
+  const LocScope at(loc);
   KILN_CHECK(numel() > 0, "max",
              "max(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
              "reduction dim with the 'dim' argument.");
@@ -177,7 +285,8 @@ Tensor Tensor::max() const {
   autograd::relabel(r, GradFn::MaxBackward1);
   return r;
 }
-Tensor Tensor::min() const {
+Tensor Tensor::min(SourceLoc loc) const {
+  const LocScope at(loc);
   KILN_CHECK(numel() > 0, "min",
              "min(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
              "reduction dim with the 'dim' argument.");
@@ -198,10 +307,12 @@ static std::tuple<Tensor, Tensor> indexed_extremum(const Tensor& t, int64_t d, b
   }
   return {values, indices};
 }
-std::tuple<Tensor, Tensor> Tensor::max(int64_t d, bool keepdim) const {
+std::tuple<Tensor, Tensor> Tensor::max(int64_t d, bool keepdim, SourceLoc loc) const {
+  const LocScope at(loc);
   return indexed_extremum(*this, d, keepdim, true);
 }
-std::tuple<Tensor, Tensor> Tensor::min(int64_t d, bool keepdim) const {
+std::tuple<Tensor, Tensor> Tensor::min(int64_t d, bool keepdim, SourceLoc loc) const {
+  const LocScope at(loc);
   return indexed_extremum(*this, d, keepdim, false);
 }
 
@@ -217,15 +328,18 @@ static Tensor arg_reduce(const Tensor& t, Op op, std::optional<int64_t> dim, boo
   check_nonempty_dims(t, nd, name);
   return reduce(t, op, nd, keepdim, t.dtype(), DType::Int64, name);
 }
-Tensor Tensor::argmax(std::optional<int64_t> d, bool keepdim) const {
+Tensor Tensor::argmax(std::optional<int64_t> d, bool keepdim, SourceLoc loc) const {
+  const LocScope at(loc);
   return arg_reduce(*this, Op::ArgMax, d, keepdim, "argmax");
 }
-Tensor Tensor::argmin(std::optional<int64_t> d, bool keepdim) const {
+Tensor Tensor::argmin(std::optional<int64_t> d, bool keepdim, SourceLoc loc) const {
+  const LocScope at(loc);
   return arg_reduce(*this, Op::ArgMin, d, keepdim, "argmin");
 }
 
 // ---- var / std: mean of squared deviations, divided by N - correction ----
-Tensor Tensor::var(const Shape& dims, bool unbiased, bool keepdim) const {
+Tensor Tensor::var(const Shape& dims, bool unbiased, bool keepdim, SourceLoc loc) const {
+  const LocScope at(loc);
   check_floating(*this, std::nullopt, "var", "std and var only support floating point and complex dtypes.");
   Shape nd = normalize_dims(dims, dim(), "var");
   int64_t n = reduced_count(*this, nd);
@@ -243,9 +357,16 @@ Tensor Tensor::var(const Shape& dims, bool unbiased, bool keepdim) const {
   }
   return r;
 }
-Tensor Tensor::var(bool unbiased) const { return var(Shape{}, unbiased, false); }
-Tensor Tensor::var(int64_t d, bool unbiased, bool keepdim) const { return var(Shape{d}, unbiased, keepdim); }
-Tensor Tensor::std(const Shape& dims, bool unbiased, bool keepdim) const {
+Tensor Tensor::var(bool unbiased, SourceLoc loc) const {
+  const LocScope at(loc);
+  return var(Shape{}, unbiased, false);
+}
+Tensor Tensor::var(int64_t d, bool unbiased, bool keepdim, SourceLoc loc) const {
+  const LocScope at(loc);
+  return var(Shape{d}, unbiased, keepdim);
+}
+Tensor Tensor::std(const Shape& dims, bool unbiased, bool keepdim, SourceLoc loc) const {
+  const LocScope at(loc);
   Tensor r;
   {
     AutoGradMode no_grad(false);
@@ -259,21 +380,31 @@ Tensor Tensor::std(const Shape& dims, bool unbiased, bool keepdim) const {
   }
   return r;
 }
-Tensor Tensor::std(bool unbiased) const { return std(Shape{}, unbiased, false); }
-Tensor Tensor::std(int64_t d, bool unbiased, bool keepdim) const { return std(Shape{d}, unbiased, keepdim); }
+Tensor Tensor::std(bool unbiased, SourceLoc loc) const {
+  const LocScope at(loc);
+  return std(Shape{}, unbiased, false);
+}
+Tensor Tensor::std(int64_t d, bool unbiased, bool keepdim, SourceLoc loc) const {
+  const LocScope at(loc);
+  return std(Shape{d}, unbiased, keepdim);
+}
 
 // ---- all / any ----
 static DType logical_reduce_dtype(DType in) { return in == DType::UInt8 ? DType::UInt8 : DType::Bool; }
-Tensor Tensor::all() const {
+Tensor Tensor::all(SourceLoc loc) const {
+  const LocScope at(loc);
   return reduce(*this, Op::All, normalize_dims({}, dim(), "all"), false, dtype(), logical_reduce_dtype(dtype()), "all");
 }
-Tensor Tensor::all(int64_t d, bool keepdim) const {
+Tensor Tensor::all(int64_t d, bool keepdim, SourceLoc loc) const {
+  const LocScope at(loc);
   return reduce(*this, Op::All, normalize_dims({d}, dim(), "all"), keepdim, dtype(), logical_reduce_dtype(dtype()), "all");
 }
-Tensor Tensor::any() const {
+Tensor Tensor::any(SourceLoc loc) const {
+  const LocScope at(loc);
   return reduce(*this, Op::Any, normalize_dims({}, dim(), "any"), false, dtype(), logical_reduce_dtype(dtype()), "any");
 }
-Tensor Tensor::any(int64_t d, bool keepdim) const {
+Tensor Tensor::any(int64_t d, bool keepdim, SourceLoc loc) const {
+  const LocScope at(loc);
   return reduce(*this, Op::Any, normalize_dims({d}, dim(), "any"), keepdim, dtype(), logical_reduce_dtype(dtype()), "any");
 }
 
@@ -298,7 +429,8 @@ static Tensor shifted_by_max(const Tensor& t, int64_t d, std::optional<DType> dt
   return r;
 }
 
-Tensor Tensor::softmax(int64_t d, std::optional<DType> dtype) const {
+Tensor Tensor::softmax(int64_t d, std::optional<DType> dtype, SourceLoc loc) const {
+  const LocScope at(loc);
   return shifted_by_max(*this, d, dtype, "softmax", "softmax expects a floating point tensor.",
                         GradFn::SoftmaxBackward0, [](const Tensor& shifted, int64_t w) {
                           Tensor e = shifted.exp();
@@ -306,7 +438,8 @@ Tensor Tensor::softmax(int64_t d, std::optional<DType> dtype) const {
                         });
 }
 
-Tensor Tensor::log_softmax(int64_t d, std::optional<DType> dtype) const {
+Tensor Tensor::log_softmax(int64_t d, std::optional<DType> dtype, SourceLoc loc) const {
+  const LocScope at(loc);
   return shifted_by_max(*this, d, dtype, "log_softmax", "log_softmax expects a floating point tensor.",
                         GradFn::LogSoftmaxBackward0, [](const Tensor& shifted, int64_t w) {
                           return shifted - shifted.exp().sum(w, true).log();

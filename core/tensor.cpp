@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "core/ops_common.h"
+#include "core/provenance.h"
 
 namespace kiln {
 
@@ -99,7 +100,8 @@ std::shared_ptr<autograd::Node> Tensor::grad_fn() const {
   return autograd::grad_fn_of(const_cast<TensorImpl&>(impl_of(*this, "grad_fn")));
 }
 void Tensor::backward(const Tensor& gradient, std::optional<bool> retain_graph,
-                      bool create_graph) const {
+                      bool create_graph, SourceLoc loc) const {
+  const LocScope at(loc);
   autograd::backward({*this}, {gradient}, retain_graph, create_graph);
 }
 void Tensor::retain_grad() const {
@@ -199,7 +201,8 @@ KILN_FORALL_DTYPES(KILN_INSTANTIATE)
 #undef KILN_INSTANTIATE
 
 // ---- conversion ----
-Tensor Tensor::to(DType d) const {
+Tensor Tensor::to(DType d, SourceLoc loc) const {
+  const LocScope at(loc);
   NodePtr n = node_of(*this, "to");
   if (d == dtype()) return *this;
   KILN_CHECK(!requires_grad() || kiln::is_floating_point(d), "to",
@@ -210,7 +213,8 @@ Tensor Tensor::to(DType d) const {
   return out;
 }
 
-Tensor Tensor::to(Device dev) const {
+Tensor Tensor::to(Device dev, SourceLoc loc) const {
+  const LocScope at(loc);
   NodePtr n = node_of(*this, "to");
   if (dev == device()) return *this;
   Tensor out = make_tensor(make_node(Op::ToDevice, n->dtype, dev, n->shape, {n}));
@@ -218,9 +222,13 @@ Tensor Tensor::to(Device dev) const {
   return out;
 }
 
-Tensor Tensor::to(Device dev, DType d) const { return to(dev).to(d); }
+Tensor Tensor::to(Device dev, DType d, SourceLoc loc) const {
+  const LocScope at(loc);
+  return to(dev).to(d);
+}
 
-Tensor Tensor::to(const TensorOptions& o) const {
+Tensor Tensor::to(const TensorOptions& o, SourceLoc loc) const {
+  const LocScope at(loc);
   Tensor r = *this;
   if (o.has_device()) r = r.to(o.device());
   if (o.has_dtype()) r = r.to(*o.dtype_opt());

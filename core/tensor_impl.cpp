@@ -3,6 +3,7 @@
 
 #include "core/eval_reason.h"
 #include "core/pool_alloc.h"
+#include "core/provenance.h"
 #include "kiln/error.h"
 
 namespace kiln {
@@ -42,6 +43,7 @@ NodePtr TensorImpl::node() const {
   attrs.ints.reserve(strides.size() + 1);
   attrs.ints.push_back(offset);
   for (int64_t s : strides) attrs.ints.push_back(s);
+  const LocScope at(view_loc, /*force=*/true);
   cached_ = make_node(Op::AsStrided, base->dtype, base->device, sizes, {base}, std::move(attrs));
   cached_base_ = base.get();
   return cached_;
@@ -71,6 +73,7 @@ Tensor make_view(const Tensor& base, Shape sizes, Shape strides, int64_t offset)
   const TensorImpl& b = *base.impl();
   impl->view_base = b.view_base ? b.view_base : base.impl_ptr();
   impl->view_version = impl->storage->version;
+  impl->view_loc = current_loc();
   return Tensor(std::move(impl));
 }
 

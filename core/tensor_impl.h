@@ -50,6 +50,9 @@ struct TensorImpl {
   // its grad_fn describes (an in-place write since regenerates it).
   std::shared_ptr<TensorImpl> view_base;
   uint64_t view_version = 0;
+  // A view: where the user's code took it (its AsStrided node and writes
+  // through it, `t.index({0}) = v`, are stamped with this line).
+  SourceLoc view_loc;
 
   // The node that reads this tensor's value: the storage node itself when the
   // tensor covers it contiguously, else an AsStrided view of it. Cached until

@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "core/ops_common.h"
+#include "core/provenance.h"
 
 namespace kiln {
 
@@ -76,7 +77,8 @@ Shape infer_shape(const Shape& shape, int64_t numel, const char* op) {
 }
 }  // namespace
 
-Tensor Tensor::select(int64_t dim, int64_t index) const {
+Tensor Tensor::select(int64_t dim, int64_t index, SourceLoc loc) const {
+  const LocScope at(loc);
   const TensorImpl& t = impl_of(*this, "select");
   KILN_CHECK(!t.sizes.empty(), "select", "select() cannot be applied to a 0-dim tensor.");
   int64_t d = wrap_dim(dim, this->dim(), "select");
@@ -93,7 +95,8 @@ Tensor Tensor::select(int64_t dim, int64_t index) const {
 }
 
 Tensor Tensor::slice(int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end,
-                     int64_t step) const {
+                     int64_t step, SourceLoc loc) const {
+  const LocScope at(loc);
   const TensorImpl& t = impl_of(*this, "slice");
   KILN_CHECK(!t.sizes.empty(), "slice", "slice() cannot be applied to a 0-dim tensor.");
   KILN_CHECK(step > 0, "slice", "slice step must be positive (got ", step, ")");
@@ -114,7 +117,8 @@ Tensor Tensor::slice(int64_t dim, std::optional<int64_t> start, std::optional<in
   return out;
 }
 
-Tensor Tensor::narrow(int64_t dim, int64_t start, int64_t length) const {
+Tensor Tensor::narrow(int64_t dim, int64_t start, int64_t length, SourceLoc loc) const {
+  const LocScope at(loc);
   KILN_CHECK(this->dim() > 0, "narrow", "narrow() cannot be applied to a 0-dim tensor.");
   int64_t d = wrap_dim(dim, this->dim(), "narrow");
   int64_t size = sizes()[d];
@@ -126,7 +130,8 @@ Tensor Tensor::narrow(int64_t dim, int64_t start, int64_t length) const {
   return slice(d, start, start + length, 1);
 }
 
-Tensor Tensor::view(const Shape& shape) const {
+Tensor Tensor::view(const Shape& shape, SourceLoc loc) const {
+  const LocScope at(loc);
   const TensorImpl& t = impl_of(*this, "view");
   Shape s = infer_shape(shape, t.numel(), "view");
   auto strides = view_strides(t.sizes, t.strides, s);
@@ -139,7 +144,8 @@ Tensor Tensor::view(const Shape& shape) const {
   return out;
 }
 
-Tensor Tensor::reshape(const Shape& shape) const {
+Tensor Tensor::reshape(const Shape& shape, SourceLoc loc) const {
+  const LocScope at(loc);
   const TensorImpl& t = impl_of(*this, "reshape");
   Shape s = infer_shape(shape, t.numel(), "reshape");
   if (auto strides = view_strides(t.sizes, t.strides, s)) {
@@ -153,7 +159,8 @@ Tensor Tensor::reshape(const Shape& shape) const {
   return out;
 }
 
-Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
+Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim, SourceLoc loc) const {
+  const LocScope at(loc);
   if (dim() == 0) return reshape({1});
   int64_t s = wrap_dim(start_dim, dim(), "flatten");
   int64_t e = wrap_dim(end_dim, dim(), "flatten");
@@ -168,7 +175,8 @@ Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
   return reshape(shape);
 }
 
-Tensor Tensor::t() const {
+Tensor Tensor::t(SourceLoc loc) const {
+  const LocScope at(loc);
   KILN_CHECK(dim() <= 2, "t", "t() expects a tensor with <= 2 dimensions, but self is ", dim(), "D");
   if (dim() < 2) {
     Tensor out = make_view(*this, sizes(), strides(), storage_offset());
@@ -180,7 +188,8 @@ Tensor Tensor::t() const {
   return out;
 }
 
-Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const {
+Tensor Tensor::transpose(int64_t dim0, int64_t dim1, SourceLoc loc) const {
+  const LocScope at(loc);
   const TensorImpl& t = impl_of(*this, "transpose");
   int64_t a = wrap_dim(dim0, dim(), "transpose"), b = wrap_dim(dim1, dim(), "transpose");
   Shape sizes = t.sizes, strides = t.strides;
@@ -195,7 +204,8 @@ Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const {
   return out;
 }
 
-Tensor Tensor::permute(const Shape& dims) const {
+Tensor Tensor::permute(const Shape& dims, SourceLoc loc) const {
+  const LocScope at(loc);
   const TensorImpl& t = impl_of(*this, "permute");
   KILN_CHECK(static_cast<int64_t>(dims.size()) == dim(), "permute",
              "number of dims don't match in permute (tensor has ", dim(), " dims, got ", dims, ")");
@@ -214,7 +224,8 @@ Tensor Tensor::permute(const Shape& dims) const {
   return out;
 }
 
-Tensor Tensor::squeeze() const {
+Tensor Tensor::squeeze(SourceLoc loc) const {
+  const LocScope at(loc);
   const TensorImpl& t = impl_of(*this, "squeeze");
   Shape sizes, strides;
   for (size_t i = 0; i < t.sizes.size(); ++i)
@@ -227,7 +238,8 @@ Tensor Tensor::squeeze() const {
   return out;
 }
 
-Tensor Tensor::squeeze(int64_t dim) const {
+Tensor Tensor::squeeze(int64_t dim, SourceLoc loc) const {
+  const LocScope at(loc);
   const TensorImpl& t = impl_of(*this, "squeeze");
   Shape sizes = t.sizes, strides = t.strides;
   if (this->dim() == 0) {
@@ -244,7 +256,8 @@ Tensor Tensor::squeeze(int64_t dim) const {
   return out;
 }
 
-Tensor Tensor::unsqueeze(int64_t dim) const {
+Tensor Tensor::unsqueeze(int64_t dim, SourceLoc loc) const {
+  const LocScope at(loc);
   const TensorImpl& t = impl_of(*this, "unsqueeze");
   int64_t d = wrap_dim(dim, this->dim() + 1, "unsqueeze");
   Shape sizes = t.sizes, strides = t.strides;
@@ -256,7 +269,8 @@ Tensor Tensor::unsqueeze(int64_t dim) const {
   return out;
 }
 
-Tensor Tensor::expand(const Shape& target) const {
+Tensor Tensor::expand(const Shape& target, SourceLoc loc) const {
+  const LocScope at(loc);
   const TensorImpl& t = impl_of(*this, "expand");
   int64_t nd = static_cast<int64_t>(target.size()), td = dim();
   KILN_CHECK(nd >= td, "expand", "the number of sizes provided (", nd,
@@ -289,7 +303,8 @@ Tensor Tensor::expand(const Shape& target) const {
 }
 
 Tensor Tensor::as_strided(const Shape& size, const Shape& stride,
-                          std::optional<int64_t> storage_offset) const {
+                          std::optional<int64_t> storage_offset, SourceLoc loc) const {
+  const LocScope at(loc);
   const TensorImpl& t = impl_of(*this, "as_strided");
   KILN_CHECK(size.size() == stride.size(), "as_strided", "mismatch in length of strides and shape (",
              size, " and ", stride, ")");
@@ -319,19 +334,22 @@ Tensor Tensor::as_strided(const Shape& size, const Shape& stride,
   return out;
 }
 
-Tensor Tensor::contiguous() const {
+Tensor Tensor::contiguous(SourceLoc loc) const {
+  const LocScope at(loc);
   KILN_CHECK(defined(), "contiguous", "expected a defined tensor but got an undefined one");
   return is_contiguous() ? *this : clone();
 }
 
-Tensor Tensor::clone() const {
+Tensor Tensor::clone(SourceLoc loc) const {
+  const LocScope at(loc);
   // A new storage whose value is this tensor's value: no copy until evaluated.
   Tensor out = make_tensor(node_of(*this, "clone"));
   record(GradFn::CloneBackward0, out, {this});
   return out;
 }
 
-Tensor Tensor::detach() const {
+Tensor Tensor::detach(SourceLoc loc) const {
+  const LocScope at(loc);
   const TensorImpl& t = impl_of(*this, "detach");
   // Shares the storage (and its version counter) but not the history.
   Tensor out = make_view(*this, t.sizes, t.strides, t.offset);
@@ -341,7 +359,8 @@ Tensor Tensor::detach() const {
 
 Tensor Tensor::data() const { return detach(); }
 
-std::vector<Tensor> Tensor::split(int64_t split_size, int64_t dim) const {
+std::vector<Tensor> Tensor::split(int64_t split_size, int64_t dim, SourceLoc loc) const {
+  const LocScope at(loc);
   KILN_CHECK(this->dim() > 0, "split", "split expects at least a 1-dimensional tensor");
   KILN_CHECK(split_size >= 0, "split", "split expects split_size be non-negative, but got split_size=",
              split_size);
@@ -355,7 +374,8 @@ std::vector<Tensor> Tensor::split(int64_t split_size, int64_t dim) const {
   return out;
 }
 
-std::vector<Tensor> Tensor::split(const Shape& split_sizes, int64_t dim) const {
+std::vector<Tensor> Tensor::split(const Shape& split_sizes, int64_t dim, SourceLoc loc) const {
+  const LocScope at(loc);
   int64_t d = wrap_dim(dim, this->dim(), "split");
   int64_t total = std::accumulate(split_sizes.begin(), split_sizes.end(), int64_t{0});
   KILN_CHECK(total == sizes()[d], "split", "split_with_sizes expects split_sizes to sum exactly to ",
@@ -370,7 +390,8 @@ std::vector<Tensor> Tensor::split(const Shape& split_sizes, int64_t dim) const {
   return out;
 }
 
-std::vector<Tensor> Tensor::chunk(int64_t chunks, int64_t dim) const {
+std::vector<Tensor> Tensor::chunk(int64_t chunks, int64_t dim, SourceLoc loc) const {
+  const LocScope at(loc);
   KILN_CHECK(this->dim() > 0, "chunk", "chunk expects at least a 1-dimensional tensor");
   KILN_CHECK(chunks > 0, "chunk", "chunk expects `chunks` to be greater than 0, got: ", chunks);
   int64_t d = wrap_dim(dim, this->dim(), "chunk");
@@ -384,7 +405,8 @@ std::vector<Tensor> Tensor::chunk(int64_t chunks, int64_t dim) const {
   return split(split_size, d);
 }
 
-std::vector<Tensor> Tensor::unbind(int64_t dim) const {
+std::vector<Tensor> Tensor::unbind(int64_t dim, SourceLoc loc) const {
+  const LocScope at(loc);
   KILN_CHECK(this->dim() > 0, "unbind", "Dimension specified as ", dim, " but tensor has no dimensions");
   int64_t d = wrap_dim(dim, this->dim(), "unbind");
   std::vector<Tensor> out;
@@ -393,16 +415,27 @@ std::vector<Tensor> Tensor::unbind(int64_t dim) const {
   return out;
 }
 
-std::vector<Tensor> chunk(const Tensor& t, int64_t chunks, int64_t dim) { return t.chunk(chunks, dim); }
-std::vector<Tensor> split(const Tensor& t, int64_t s, int64_t dim) { return t.split(s, dim); }
-std::vector<Tensor> split(const Tensor& t, const Shape& s, int64_t dim) { return t.split(s, dim); }
+std::vector<Tensor> chunk(const Tensor& t, int64_t chunks, int64_t dim, SourceLoc loc) {
+  const LocScope at(loc);
+  return t.chunk(chunks, dim);
+}
+std::vector<Tensor> split(const Tensor& t, int64_t s, int64_t dim, SourceLoc loc) {
+  const LocScope at(loc);
+  return t.split(s, dim);
+}
+std::vector<Tensor> split(const Tensor& t, const Shape& s, int64_t dim, SourceLoc loc) {
+  const LocScope at(loc);
+  return t.split(s, dim);
+}
 
 // ---- indexing: t.index({0, Slice(None, 2), Ellipsis, None}) ----
-Tensor Tensor::index(std::initializer_list<indexing::TensorIndex> indices) const {
+Tensor Tensor::index(std::initializer_list<indexing::TensorIndex> indices, SourceLoc loc) const {
+  const LocScope at(loc);
   return index(std::vector<indexing::TensorIndex>(indices));
 }
 
-Tensor Tensor::index(const std::vector<indexing::TensorIndex>& indices) const {
+Tensor Tensor::index(const std::vector<indexing::TensorIndex>& indices, SourceLoc loc) const {
+  const LocScope at(loc);
   using K = indexing::TensorIndex::Kind;
   KILN_CHECK(defined(), "index", "expected a defined tensor but got an undefined one");
   int64_t consuming = 0, ellipses = 0;

@@ -4,6 +4,7 @@
 //    "nodes": [{"id": 0, "op": "Buffer", "dtype": "float32", "device": "cpu",
 //               "shape": [100, 1], "inputs": [], "ints": [], "reals": [],
 //               "loc": {"file": "train.cpp", "line": 12}}, ...],
+//    (and "store": true on a node always stored by its own kernel)
 //    "outputs": [7]}
 //
 // Nodes are in topological order (inputs first), ids are positions. Nodes
@@ -52,6 +53,7 @@ std::string graph_to_json(const GraphView& g, bool locations) {
     if (!leaf)
       for (size_t j = 0; j < n.attrs.reals.size(); ++j) os << (j ? ", " : "") << json::number(n.attrs.reals[j]);
     os << ']';
+    if (!leaf && n.store) os << ", \"store\": true";
     const Loc l = g.loc(&n);
     if (locations && !l.empty())
       os << ", \"loc\": {\"file\": " << json::quote(l.file) << ", \"line\": " << l.line << '}';
@@ -115,7 +117,7 @@ Device device_named(const std::string& s, const std::string& where) {
   bad(where, "unknown device \"" + s.substr(0, 64) + "\"");
 }
 
-const char* kNodeKeys[] = {"id", "op", "dtype", "device", "shape", "inputs", "ints", "reals", "loc"};
+const char* kNodeKeys[] = {"id", "op", "dtype", "device", "shape", "inputs", "ints", "reals", "store", "loc"};
 
 }  // namespace
 
@@ -168,8 +170,13 @@ GraphView graph_from_json(std::string_view text) {
     for (const json::Value& v : jreals.items) attrs.reals.push_back(real_of(v, where + " reals"));
     if (op == Op::Buffer && (!inputs.empty() || !attrs.ints.empty() || !attrs.reals.empty()))
       bad(where, "a Buffer has no inputs or attributes");
+    bool store = false;
+    if (const json::Value* js = jn.find("store")) {
+      if (js->kind != json::Kind::Bool) bad(where, "\"store\" is not true or false");
+      store = js->boolean;
+    }
     check_loaded_node(static_cast<int64_t>(i), op, dtype, shape, inputs, attrs);
-    NodePtr n = make_node(op, dtype, device, std::move(shape), std::move(inputs), std::move(attrs));
+    NodePtr n = make_node(op, dtype, device, std::move(shape), std::move(inputs), std::move(attrs), store);
     if (n->depth > kMaxLoadedDepth) bad(where, "the graph is deeper than " + std::to_string(kMaxLoadedDepth) + " nodes");
     if (const json::Value* jl = jn.find("loc")) {
       if (jl->kind != json::Kind::Object) bad(where, "\"loc\" is not an object");

@@ -32,7 +32,10 @@
 
 namespace kiln::jit {
 
-inline constexpr uint32_t kDiskCacheVersion = 1;
+// Bumped when the file format or the code the backend generates for a given
+// kernel IR changes (2: vectorized float max/min reductions), so objects
+// compiled by an older kiln are rebuilt, never loaded.
+inline constexpr uint32_t kDiskCacheVersion = 2;
 inline constexpr size_t kDiskCacheHeaderSize = 32;
 
 // The compiled function for k: from memory, from disk, or compiled now

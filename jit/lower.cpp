@@ -43,7 +43,7 @@ namespace {
 
 using Idx = std::vector<ValueId>;
 
-enum ParamTag : int { kSize, kStride, kViewStride, kViewOffset, kSeed, kOffset, kCatOffset };
+enum ParamTag : int { kSize, kStride, kViewStride, kViewOffset, kSliceStart, kSliceStep, kSeed, kOffset, kCatOffset };
 
 class Lowerer {
  public:
@@ -383,6 +383,12 @@ class Lowerer {
         return value(x, xi);
       }
     }
+    // A strided slice of a value computed inline (x[o0::s0, o1::s1, ...], as
+    // many dims, none merged): each dim maps on its own, with no division.
+    if (!stored(x)) {
+      Idx xi;
+      if (slice_of(n, x, idx, xi)) return value(x, xi);
+    }
     // General: the flat position in x's row-major layout.
     ValueId flat = a[0] == 0 ? iconst(0) : param(n, kViewOffset, 0, a[0]);
     for (int64_t d = 0; d < rank; ++d) {
@@ -392,6 +398,36 @@ class Lowerer {
     }
     if (stored(x)) return load(x, flat);
     return value(x, unravel(x, flat));
+  }
+
+  // Whether view n of x is x[o_d + i_d * step_d] dim by dim; if so xi gets
+  // x's index. Steps and starts are runtime params (shape-generic kernels).
+  bool slice_of(const Node* n, const Node* x, const Idx& idx, Idx& xi) {
+    const auto& a = n->attrs.ints;
+    const int64_t rank = n->rank();
+    if (x->rank() != rank || x->numel() == 0 || n->numel() == 0) return false;
+    const Shape xs = contiguous_strides(x->shape);
+    int64_t off = a[0];
+    Shape start(static_cast<size_t>(rank)), step(static_cast<size_t>(rank));
+    for (int64_t d = 0; d < rank; ++d) {
+      start[d] = off / xs[d];
+      off -= start[d] * xs[d];
+      if (n->shape[d] == 1) continue;  // step 0
+      if (a[1 + d] < 0 || a[1 + d] % xs[d] != 0) return false;
+      step[d] = a[1 + d] / xs[d];
+    }
+    if (off != 0) return false;
+    for (int64_t d = 0; d < rank; ++d)
+      if (start[d] < 0 || (n->shape[d] > 0 && start[d] + (n->shape[d] - 1) * step[d] >= x->shape[d]))
+        return false;
+    xi.resize(static_cast<size_t>(rank));
+    for (int64_t d = 0; d < rank; ++d) {
+      ValueId i = idx[d];
+      if (n->shape[d] == 1) i = iconst(0);
+      else if (step[d] != 1 || x->shape[d] != n->shape[d]) i = imul(i, param(n, kSliceStep, d, step[d]));
+      xi[d] = a[0] == 0 ? i : iadd(i, param(n, kSliceStart, d, start[d]));
+    }
+    return true;
   }
 
   // ---- reductions inside a row kernel ----

@@ -37,7 +37,7 @@ std::string lower(const char* s) {
 
 std::string attr_text(const Node& n) {
   const Shape& i = n.attrs.ints;
-  const std::vector<double>& r = n.attrs.reals;
+  const auto& r = n.attrs.reals;
   const bool fp = is_floating_point(n.dtype);
   switch (n.op) {
     case Op::Full:
@@ -73,6 +73,7 @@ std::string node_head(const Node& n) {
   std::string s = n.op == Op::Buffer || !has_value(n) ? lower(op_name(n.op)) : "value";
   s += " " + short_dtype(n.dtype) + shape_text(n.shape);
   if (!n.device.is_cpu()) s += " " + n.device.str();
+  if (n.store && !has_value(n)) s += " stored";
   if (n.op != Op::Buffer && has_value(n)) return s + " (evaluated " + lower(op_name(n.op)) + ")";
   const std::string a = attr_text(n);
   return a.empty() ? s : s + " " + a;

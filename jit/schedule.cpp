@@ -156,6 +156,7 @@ void partition(const Graph& g, const std::vector<NodePtr>& roots, const Schedule
       case OpClass::Reduce:
       case OpClass::Transfer:
         if (!opt.fusion && n->op != Op::AsStrided) store(mat, cuts, n, Cut::FusionOff);
+        else if (n->store) store(mat, cuts, n, Cut::Staged);
         break;
     }
   }
@@ -445,6 +446,7 @@ const char* cut_name(Cut c) {
     case Cut::ReductionInJoin: return "reduction-in-write";
     case Cut::OtherRows: return "other-rows";
     case Cut::Merged: return "merged-outputs";
+    case Cut::Staged: return "staged-reduction";
   }
   return "?";
 }
@@ -462,6 +464,7 @@ const char* cut_text(Cut c) {
     case Cut::ReductionInJoin: return "a reduction read by a cat part or an in-place write";
     case Cut::OtherRows: return "a reduction its reader cannot compute in its own loops";
     case Cut::Merged: return "outputs over one iteration space, merged into one kernel";
+    case Cut::Staged: return "a stage of a blocked reduction, stored by design";
   }
   return "?";
 }

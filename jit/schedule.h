@@ -79,8 +79,8 @@ enum class Cut : uint8_t {
   ReductionInJoin,  // a reduction read by a cat part or an in-place write
   OtherRows,        // a reduction its reader cannot compute in its own loops
   Merged,           // outputs over one iteration space that share one kernel
+  Staged,           // a stage of a blocked reduction (Node::store): stored by design
 };
-inline constexpr int kNumCuts = 11;
 const char* cut_name(Cut c);  // a short id: "output", "shared-reduction", ...
 const char* cut_text(Cut c);  // a phrase: "a reduction read by several kernels"
 

@@ -359,7 +359,7 @@ class Gen {
 
   // ---- elementwise ----
   void unary() {
-    struct U { const char* name; Tensor (Tensor::*f)() const; uint8_t inexact; };
+    struct U { const char* name; Tensor (Tensor::*f)(kiln::SourceLoc) const; uint8_t inexact; };
     static const U ops[] = {
         {"neg", &Tensor::neg, 0},         {"exp", &Tensor::exp, kInexact},
         {"log", &Tensor::log, kInexact},          {"sqrt", &Tensor::sqrt, 0},
@@ -380,7 +380,7 @@ class Gen {
       emit(std::move(ins));
       return;
     }
-    unary_instr(a, std::string(".") + u.name + "()", [f](const Tensor& t) { return (t.*f)(); }, u.inexact);
+    unary_instr(a, std::string(".") + u.name + "()", [f](const Tensor& t) { return (t.*f)(kiln::SourceLoc::current()); }, u.inexact);
   }
 
   void binary() {

@@ -383,3 +383,25 @@ TEST_CASE("graph: random values do not depend on evaluation order") {
   CHECK(a3.slice(0, 32, 64).to_vector<float>() == std::vector<float>(av.begin() + 32, av.end()));
   CHECK(a3.to_vector<float>() == av);
 }
+
+TEST_CASE("SmallVector keeps values inline, then on the heap, through copies and moves") {
+  kiln::SmallVector<double, 2> v{1.5, 2.5};
+  CHECK(v.size() == 2);
+  v.push_back(3.5);  // past the inline capacity
+  v.push_back(v[0]);  // an element of itself while growing
+  CHECK(v.size() == 4);
+  CHECK(v[2] == 3.5);
+  CHECK(v[3] == 1.5);
+  kiln::SmallVector<double, 2> c = v;
+  CHECK(c == v);
+  kiln::SmallVector<double, 2> m = std::move(c);
+  CHECK(m == v);
+  CHECK(c.empty());
+  m = {7.0};
+  CHECK(m.size() == 1);
+  CHECK(m[0] == 7.0);
+  CHECK(!(m == v));
+  kiln::SmallVector<double, 2> e;
+  e = std::move(m);
+  CHECK(e.back() == 7.0);
+}

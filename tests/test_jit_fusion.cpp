@@ -228,3 +228,87 @@ TEST_CASE("jit: a graph seen before reuses its schedule") {
   CHECK(jit::schedule_cache_hits() == before);
   check_values(third);
 }
+
+TEST_CASE("jit fusion: a full reduction of a large tensor runs in two stages over fixed blocks") {
+  // Blocks: the leading dim's rows (parallel), then the reduction of the
+  // partials; a 1-D tensor is cut into 256..16 equal blocks of >= 1024
+  // elements; no split below 32768 elements or without such a divisor.
+  Tensor a = data({300, 200}), b = data({300, 200}, 2);
+  Tensor dot = (a * b).sum();
+  jit::Schedule s = plan(dot);
+  REQUIRE(s.steps.size() == 2);
+  CHECK(s.steps[0].parallel_extent == 300);
+  CHECK(s.steps[1].parallel_extent == 1);
+  // By hand, in double: a[i] * b[i] = 2 sin^2(0.7 i + 0.3).
+  double want = 0;
+  for (int i = 0; i < 300 * 200; ++i) want += 2 * std::pow(std::sin(0.7 * i + 0.3), 2);
+  CHECK(dot.item<float>() == doctest::Approx(want).epsilon(1e-6));
+  check_values(dot, 1e-6);
+  check_values(a.max());
+  check_values(a.mean(), 1e-6);
+  check_values((a > 0).all());
+  CHECK(kernels(a.max()) == 2);
+  CHECK(kernels(data({8, 16}).sum()) == 1);  // small: one kernel
+
+  Tensor v = data({65536});
+  CHECK(kernels(v.sum()) == 2);
+  jit::Schedule sv = plan(v.sum());
+  CHECK(sv.steps[0].parallel_extent == 64);  // 64 blocks of 1024
+  double want_v = 0;
+  for (int i = 0; i < 65536; ++i) want_v += std::sin(0.7 * i + 0.3);
+  CHECK(v.sum().item<float>() == doctest::Approx(want_v).epsilon(1e-5));
+  check_values(v.sum(), 1e-6);
+  CHECK(kernels(data({65537}).sum()) == 1);  // a prime length: no equal blocks
+  CHECK(kernels(data({65536}).argmax()) == 1);  // indices: not split
+}
+
+TEST_CASE("jit fusion: a column reduction runs as levels of contiguous row-block sums") {
+  // sum(0) of a (300, 40) matrix: 300 rows -> 37 (+4 leftover) -> 4 (+5),
+  // each level an elementwise kernel over contiguous rows (no index
+  // division), stored; then one short reduction folding in the leftovers.
+  Tensor x = data({300, 40});
+  Tensor s = x.sum(0);
+  jit::Schedule p = plan(s);
+  REQUIRE(p.steps.size() >= 3);
+  CHECK(p.steps[0].parallel_extent == 37);
+  CHECK(p.steps[1].parallel_extent == 4);
+  for (size_t k = 0; k < 2; ++k)
+    for (const jit::Value& v : p.steps[k].code->ir.values)
+      CHECK((v.op != jit::VOp::Div && v.op != jit::VOp::Mod));
+  // By hand, in double.
+  std::vector<double> want(40, 0.0);
+  for (int i = 0; i < 300; ++i)
+    for (int j = 0; j < 40; ++j) want[j] += std::sin(0.7 * (i * 40 + j) + 0.3);
+  std::vector<float> got = s.to_vector<float>();
+  for (int j = 0; j < 40; ++j) CHECK(got[j] == doctest::Approx(want[j]).epsilon(1e-6));
+  check_values(s, 1e-6);
+  check_values(x.mean(0, true), 1e-6);
+  check_values(x.amax({0}));
+  check_values((x * 3).to(kLong).sum(0));  // integers: exact
+  check_values(data({4, 50, 32}).sum(1), 1e-6);
+  check_values(data({50, 32}).prod(0), 1e-6);
+  // NaN in a column wins the max, in any level.
+  Tensor y = data({100, 16}).clone();
+  y.index({77, 5}) = std::nan("");
+  std::vector<float> m = y.amax({0}).to_vector<float>();
+  CHECK(std::isnan(m[5]));
+  CHECK(!std::isnan(m[4]));
+  // Not blocked: the innermost dim reduced, few rows, or a narrow inner extent.
+  CHECK(kernels(x.sum(1)) == 1);
+  CHECK(kernels(data({12, 40}).sum(0)) == 1);
+  CHECK(kernels(data({300, 8}).sum(0)) == 1);
+}
+
+TEST_CASE("jit fusion: a strided slice of a computed value maps dim by dim, without division") {
+  Tensor a = data({12, 10}), b = data({12, 10}, 2);
+  for (const Tensor& v : {(a * b).index({Slice(1, None, 3), Slice(None, None, 2)}),
+                          (a + 1).index({Slice(2, 9), Slice(3, 4)}), (a * b).select(0, 5).unsqueeze(0)}) {
+    jit::Schedule p = plan(v * 2);
+    REQUIRE(p.steps.size() == 1);
+    for (const jit::Value& x : p.steps[0].code->ir.values)
+      CHECK((x.op != jit::VOp::Div && x.op != jit::VOp::Mod));
+    check_values(v * 2);
+  }
+  // A view that merges dims still goes through the flat position.
+  check_values((a * b).t().reshape({120}) + 1);
+}

@@ -574,6 +574,28 @@ TEST_CASE("llvm: reductions") {
   CHECK(reduce_rows(C::Min, kInt32, kInt32, kInt32, {5, -7, 3, 2147483647.0}, 2, 2) ==
         V{-7, 3});
   CHECK(reduce_rows(C::Max, kUInt8, kUInt8, kUInt8, {5, 255, 0, 0}, 2, 2) == V{255, 0});
+  // Long rows run the vectorized loop (llvm.maximum / llvm.minimum lanes):
+  // a NaN anywhere wins, else the extreme wherever it sits.
+  for (DType dt : {kFloat32, kFloat64}) {
+    V v(3 * 1000);
+    for (int x = 0; x < 3000; ++x) v[x] = std::sin(0.37 * x);
+    v[1000 + 517] = kNaN;   // row 1
+    v[2000 + 999] = 7.5;    // row 2: the max is the last element
+    v[2000 + 3] = -9.25;    // and the min an early one
+    const V hi = reduce_rows(C::Max, dt, dt, dt, v, 3, 1000);
+    const V lo = reduce_rows(C::Min, dt, dt, dt, v, 3, 1000);
+    double want_hi = -kInf, want_lo = kInf;
+    for (int x = 0; x < 1000; ++x) {
+      want_hi = std::max(want_hi, dt == kFloat32 ? double(float(v[x])) : v[x]);
+      want_lo = std::min(want_lo, dt == kFloat32 ? double(float(v[x])) : v[x]);
+    }
+    CHECK(hi[0] == want_hi);
+    CHECK(lo[0] == want_lo);
+    CHECK(std::isnan(hi[1]));
+    CHECK(std::isnan(lo[1]));
+    CHECK(hi[2] == 7.5);
+    CHECK(lo[2] == -9.25);
+  }
   // ArgMax / ArgMin: first index of the extreme; NaN is the extreme; all -inf -> 0
   CHECK(reduce_rows(C::ArgMax, kFloat32, kFloat32, kInt64,
                     {1, 5, 5, 2, 1, kNaN, 7, kNaN, -kInf, -kInf, -kInf, -kInf}, 3, 4) ==

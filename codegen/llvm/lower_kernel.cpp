@@ -358,6 +358,15 @@ class Lowering {
       case Combiner::Max:
       case Combiner::Min: {
         llvm::Value* v = cast_value(e_, x, xt, t);
+        if (is_float_dtype(t)) {
+          // llvm.maximum / llvm.minimum propagate NaN, as the reference's
+          // rule, and the loop vectorizer recognizes them as a reduction
+          // (the compare-and-select form stays scalar). They order -0 below
+          // +0 where the reference keeps the first of two zeros: equal values.
+          next = a.combiner == Combiner::Max ? b.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, cur, v)
+                                             : b.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, cur, v);
+          break;
+        }
         next = b.CreateSelect(beats(a.combiner == Combiner::Max, t, v, cur), v, cur);
         break;
       }

@@ -4,6 +4,7 @@
 // broadcast dims and cast to each input's dtype. Rules are kiln ops, so the
 // walk only builds lazy gradient nodes; the JIT fuses them when read.
 #include "core/autograd/function.h"
+#include "core/provenance.h"
 #include "core/ops_common.h"
 #include "core/ptr_map.h"
 
@@ -124,6 +125,7 @@ void run(const std::vector<FunctionPtr>& roots, const std::vector<Tensor>& root_
       for (auto& w : f->retained)
         if (auto t = w.lock())
           if (t->retains_grad && t->grad_fn.get() == f) accumulate(*t, g);
+    const LocScope at(f->loc, /*force=*/true);
     std::vector<Tensor> grads = apply_rule(*f, g);
     KILN_INTERNAL_ASSERT(grads.size() == f->next.size(), f->name(), " returned ", grads.size(),
                          " gradients for ", f->next.size(), " inputs");

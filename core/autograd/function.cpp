@@ -2,11 +2,14 @@
 // the history of views and of in-place writes (PyTorch's CopySlices).
 #include "core/autograd/function.h"
 
+#include "core/provenance.h"
+
 #include <algorithm>
 #include <sstream>
 
 #include "core/ops_common.h"
 #include "core/pool_alloc.h"
+#include "core/provenance.h"
 
 namespace kiln::autograd {
 
@@ -84,6 +87,7 @@ FunctionPtr make_function(GradFn kind, const Tensor* const* inputs, size_t count
   for (size_t i = 0; i < count; ++i) any = any || (inputs[i] && inputs[i]->requires_grad());
   if (!any) return nullptr;
   auto f = make_pooled<Function>(kind);
+  f->loc = current_loc();
   f->next.reserve(count);
   f->inputs.reserve(count);
   for (size_t i = 0; i < count; ++i) {

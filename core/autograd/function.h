@@ -136,6 +136,9 @@ struct Function : Node, std::enable_shared_from_this<Function> {
   std::vector<int64_t> ints;  // the op's integer parameters (dims, keepdim, ...)
   std::vector<double> reals;  // its real parameters (scalar operands)
   bool released = false;      // saved tensors freed by a backward without retain_graph
+  // The forward op's source location: the rule's nodes are stamped with it,
+  // so backward kernels map back to the lines whose gradient they compute.
+  SourceLoc loc;
 
   // AccumulateGrad: the leaf it fills (weak: the leaf owns this function).
   std::weak_ptr<TensorImpl> leaf;

@@ -53,62 +53,62 @@ class NestedData {
 };
 
 // ---- creation ----
-Tensor tensor(const NestedData& data, const TensorOptions& options = {});
+Tensor tensor(const NestedData& data, const TensorOptions& options = {}, KILN_LOC);
 // Aliases memory the caller owns (no copy): writes on either side are seen by
 // the other. `strides` in elements; contiguous when omitted.
-Tensor from_blob(void* data, const Shape& sizes, const TensorOptions& options = {});
+Tensor from_blob(void* data, const Shape& sizes, const TensorOptions& options = {}, KILN_LOC);
 Tensor from_blob(void* data, const Shape& sizes, const Shape& strides,
-                 const TensorOptions& options = {});
-Tensor empty(const Shape& sizes, const TensorOptions& options = {});
-Tensor zeros(const Shape& sizes, const TensorOptions& options = {});
-Tensor ones(const Shape& sizes, const TensorOptions& options = {});
+                 const TensorOptions& options = {}, KILN_LOC);
+Tensor empty(const Shape& sizes, const TensorOptions& options = {}, KILN_LOC);
+Tensor zeros(const Shape& sizes, const TensorOptions& options = {}, KILN_LOC);
+Tensor ones(const Shape& sizes, const TensorOptions& options = {}, KILN_LOC);
 // An integer fill value gives int64, a bool bool, a floating one float32.
-Tensor full(const Shape& sizes, Scalar fill_value, const TensorOptions& options = {});
-Tensor eye(int64_t n, const TensorOptions& options = {});
-Tensor eye(int64_t n, int64_t m, const TensorOptions& options = {});
-Tensor arange(Scalar end, const TensorOptions& options = {});
-Tensor arange(Scalar start, Scalar end, const TensorOptions& options = {});
-Tensor arange(Scalar start, Scalar end, Scalar step, const TensorOptions& options = {});
-Tensor linspace(Scalar start, Scalar end, int64_t steps, const TensorOptions& options = {});
-Tensor empty_like(const Tensor& t, const TensorOptions& options = {});
-Tensor zeros_like(const Tensor& t, const TensorOptions& options = {});
-Tensor ones_like(const Tensor& t, const TensorOptions& options = {});
-Tensor full_like(const Tensor& t, Scalar fill_value, const TensorOptions& options = {});
+Tensor full(const Shape& sizes, Scalar fill_value, const TensorOptions& options = {}, KILN_LOC);
+Tensor eye(int64_t n, const TensorOptions& options = {}, KILN_LOC);
+Tensor eye(int64_t n, int64_t m, const TensorOptions& options = {}, KILN_LOC);
+Tensor arange(Scalar end, const TensorOptions& options = {}, KILN_LOC);
+Tensor arange(Scalar start, Scalar end, const TensorOptions& options = {}, KILN_LOC);
+Tensor arange(Scalar start, Scalar end, Scalar step, const TensorOptions& options = {}, KILN_LOC);
+Tensor linspace(Scalar start, Scalar end, int64_t steps, const TensorOptions& options = {}, KILN_LOC);
+Tensor empty_like(const Tensor& t, const TensorOptions& options = {}, KILN_LOC);
+Tensor zeros_like(const Tensor& t, const TensorOptions& options = {}, KILN_LOC);
+Tensor ones_like(const Tensor& t, const TensorOptions& options = {}, KILN_LOC);
+Tensor full_like(const Tensor& t, Scalar fill_value, const TensorOptions& options = {}, KILN_LOC);
 
 // ---- random numbers: Philox4x32-10, counter based ----
 // One seed gives the same numbers whatever the evaluation order or device.
 void manual_seed(uint64_t seed);
 uint64_t initial_seed();
-Tensor rand(const Shape& sizes, const TensorOptions& options = {});
-Tensor randn(const Shape& sizes, const TensorOptions& options = {});
-Tensor randint(int64_t high, const Shape& sizes, const TensorOptions& options = {});
-Tensor randint(int64_t low, int64_t high, const Shape& sizes, const TensorOptions& options = {});
-Tensor rand_like(const Tensor& t, const TensorOptions& options = {});
-Tensor randn_like(const Tensor& t, const TensorOptions& options = {});
-Tensor randint_like(const Tensor& t, int64_t low, int64_t high, const TensorOptions& options = {});
+Tensor rand(const Shape& sizes, const TensorOptions& options = {}, KILN_LOC);
+Tensor randn(const Shape& sizes, const TensorOptions& options = {}, KILN_LOC);
+Tensor randint(int64_t high, const Shape& sizes, const TensorOptions& options = {}, KILN_LOC);
+Tensor randint(int64_t low, int64_t high, const Shape& sizes, const TensorOptions& options = {}, KILN_LOC);
+Tensor rand_like(const Tensor& t, const TensorOptions& options = {}, KILN_LOC);
+Tensor randn_like(const Tensor& t, const TensorOptions& options = {}, KILN_LOC);
+Tensor randint_like(const Tensor& t, int64_t low, int64_t high, const TensorOptions& options = {}, KILN_LOC);
 
 // ---- joining and splitting ----
-Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
-Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
-std::vector<Tensor> chunk(const Tensor& t, int64_t chunks, int64_t dim = 0);
-std::vector<Tensor> split(const Tensor& t, int64_t split_size, int64_t dim = 0);
-std::vector<Tensor> split(const Tensor& t, const Shape& split_sizes, int64_t dim = 0);
+Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0, KILN_LOC);
+Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0, KILN_LOC);
+std::vector<Tensor> chunk(const Tensor& t, int64_t chunks, int64_t dim = 0, KILN_LOC);
+std::vector<Tensor> split(const Tensor& t, int64_t split_size, int64_t dim = 0, KILN_LOC);
+std::vector<Tensor> split(const Tensor& t, const Shape& split_sizes, int64_t dim = 0, KILN_LOC);
 
 // ---- functional forms ----
-Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
-Tensor where(const Tensor& condition, const Tensor& a, Scalar b);
-Tensor where(const Tensor& condition, Scalar a, const Tensor& b);
-Tensor where(const Tensor& condition, Scalar a, Scalar b);
-Tensor matmul(const Tensor& a, const Tensor& b);
-Tensor mm(const Tensor& a, const Tensor& b);
-Tensor maximum(const Tensor& a, const Tensor& b);
-Tensor minimum(const Tensor& a, const Tensor& b);
-Tensor clamp(const Tensor& t, std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
-Tensor pow(const Tensor& t, Scalar exponent);
-Tensor pow(const Tensor& t, const Tensor& exponent);
-Tensor pow(Scalar base, const Tensor& exponent);
+Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b, KILN_LOC);
+Tensor where(const Tensor& condition, const Tensor& a, Scalar b, KILN_LOC);
+Tensor where(const Tensor& condition, Scalar a, const Tensor& b, KILN_LOC);
+Tensor where(const Tensor& condition, Scalar a, Scalar b, KILN_LOC);
+Tensor matmul(const Tensor& a, const Tensor& b, KILN_LOC);
+Tensor mm(const Tensor& a, const Tensor& b, KILN_LOC);
+Tensor maximum(const Tensor& a, const Tensor& b, KILN_LOC);
+Tensor minimum(const Tensor& a, const Tensor& b, KILN_LOC);
+Tensor clamp(const Tensor& t, std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt, KILN_LOC);
+Tensor pow(const Tensor& t, Scalar exponent, KILN_LOC);
+Tensor pow(const Tensor& t, const Tensor& exponent, KILN_LOC);
+Tensor pow(Scalar base, const Tensor& exponent, KILN_LOC);
 #define KILN_FUNCTIONAL_UNARY(name) \
-  inline Tensor name(const Tensor& t) { return t.name(); }
+  inline Tensor name(const Tensor& t, KILN_LOC) { return t.name(loc); }
 KILN_FUNCTIONAL_UNARY(neg)
 KILN_FUNCTIONAL_UNARY(exp)
 KILN_FUNCTIONAL_UNARY(log)
@@ -122,29 +122,29 @@ KILN_FUNCTIONAL_UNARY(sigmoid)
 KILN_FUNCTIONAL_UNARY(relu)
 KILN_FUNCTIONAL_UNARY(square)
 KILN_FUNCTIONAL_UNARY(logical_not)
-KILN_FUNCTIONAL_UNARY(flatten)
 KILN_FUNCTIONAL_UNARY(squeeze)
 #undef KILN_FUNCTIONAL_UNARY
-inline Tensor sum(const Tensor& t) { return t.sum(); }
-inline Tensor sum(const Tensor& t, int64_t dim, bool keepdim = false) { return t.sum(dim, keepdim); }
-inline Tensor sum(const Tensor& t, const Shape& dims, bool keepdim = false) { return t.sum(dims, keepdim); }
-inline Tensor mean(const Tensor& t) { return t.mean(); }
-inline Tensor mean(const Tensor& t, int64_t dim, bool keepdim = false) { return t.mean(dim, keepdim); }
-inline Tensor prod(const Tensor& t) { return t.prod(); }
-inline Tensor max(const Tensor& t) { return t.max(); }
-inline std::tuple<Tensor, Tensor> max(const Tensor& t, int64_t dim, bool keepdim = false) { return t.max(dim, keepdim); }
-inline Tensor min(const Tensor& t) { return t.min(); }
-inline std::tuple<Tensor, Tensor> min(const Tensor& t, int64_t dim, bool keepdim = false) { return t.min(dim, keepdim); }
-inline Tensor argmax(const Tensor& t, std::optional<int64_t> dim = std::nullopt, bool keepdim = false) { return t.argmax(dim, keepdim); }
-inline Tensor argmin(const Tensor& t, std::optional<int64_t> dim = std::nullopt, bool keepdim = false) { return t.argmin(dim, keepdim); }
-inline Tensor softmax(const Tensor& t, int64_t dim) { return t.softmax(dim); }
-inline Tensor log_softmax(const Tensor& t, int64_t dim) { return t.log_softmax(dim); }
-inline Tensor transpose(const Tensor& t, int64_t d0, int64_t d1) { return t.transpose(d0, d1); }
-inline Tensor permute(const Tensor& t, const Shape& dims) { return t.permute(dims); }
-inline Tensor reshape(const Tensor& t, const Shape& shape) { return t.reshape(shape); }
-inline Tensor unsqueeze(const Tensor& t, int64_t dim) { return t.unsqueeze(dim); }
-inline Tensor narrow(const Tensor& t, int64_t dim, int64_t start, int64_t length) { return t.narrow(dim, start, length); }
-inline Tensor select(const Tensor& t, int64_t dim, int64_t index) { return t.select(dim, index); }
+inline Tensor flatten(const Tensor& t, int64_t start_dim = 0, int64_t end_dim = -1, KILN_LOC) { return t.flatten(start_dim, end_dim, loc); }
+inline Tensor sum(const Tensor& t, KILN_LOC) { return t.sum(std::nullopt, loc); }
+inline Tensor sum(const Tensor& t, int64_t dim, bool keepdim = false, KILN_LOC) { return t.sum(dim, keepdim, std::nullopt, loc); }
+inline Tensor sum(const Tensor& t, const Shape& dims, bool keepdim = false, KILN_LOC) { return t.sum(dims, keepdim, std::nullopt, loc); }
+inline Tensor mean(const Tensor& t, KILN_LOC) { return t.mean(std::nullopt, loc); }
+inline Tensor mean(const Tensor& t, int64_t dim, bool keepdim = false, KILN_LOC) { return t.mean(dim, keepdim, std::nullopt, loc); }
+inline Tensor prod(const Tensor& t, KILN_LOC) { return t.prod(std::nullopt, loc); }
+inline Tensor max(const Tensor& t, KILN_LOC) { return t.max(loc); }
+inline std::tuple<Tensor, Tensor> max(const Tensor& t, int64_t dim, bool keepdim = false, KILN_LOC) { return t.max(dim, keepdim, loc); }
+inline Tensor min(const Tensor& t, KILN_LOC) { return t.min(loc); }
+inline std::tuple<Tensor, Tensor> min(const Tensor& t, int64_t dim, bool keepdim = false, KILN_LOC) { return t.min(dim, keepdim, loc); }
+inline Tensor argmax(const Tensor& t, std::optional<int64_t> dim = std::nullopt, bool keepdim = false, KILN_LOC) { return t.argmax(dim, keepdim, loc); }
+inline Tensor argmin(const Tensor& t, std::optional<int64_t> dim = std::nullopt, bool keepdim = false, KILN_LOC) { return t.argmin(dim, keepdim, loc); }
+inline Tensor softmax(const Tensor& t, int64_t dim, KILN_LOC) { return t.softmax(dim, std::nullopt, loc); }
+inline Tensor log_softmax(const Tensor& t, int64_t dim, KILN_LOC) { return t.log_softmax(dim, std::nullopt, loc); }
+inline Tensor transpose(const Tensor& t, int64_t d0, int64_t d1, KILN_LOC) { return t.transpose(d0, d1, loc); }
+inline Tensor permute(const Tensor& t, const Shape& dims, KILN_LOC) { return t.permute(dims, loc); }
+inline Tensor reshape(const Tensor& t, const Shape& shape, KILN_LOC) { return t.reshape(shape, loc); }
+inline Tensor unsqueeze(const Tensor& t, int64_t dim, KILN_LOC) { return t.unsqueeze(dim, loc); }
+inline Tensor narrow(const Tensor& t, int64_t dim, int64_t start, int64_t length, KILN_LOC) { return t.narrow(dim, start, length, loc); }
+inline Tensor select(const Tensor& t, int64_t dim, int64_t index, KILN_LOC) { return t.select(dim, index, loc); }
 
 // The dtype an op over these operands computes in (torch.result_type).
 DType result_type(const Tensor& a, const Tensor& b);

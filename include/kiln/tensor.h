@@ -17,6 +17,7 @@
 #include "kiln/options.h"
 #include "kiln/scalar.h"
 #include "kiln/shape.h"
+#include "kiln/source_location.h"
 
 namespace kiln {
 
@@ -78,7 +79,7 @@ class Tensor {
   // omitted for a one-element tensor) to the .grad() of the leaves. Lazy: it
   // builds gradient nodes; nothing is computed until a value is read.
   void backward(const Tensor& gradient = {}, std::optional<bool> retain_graph = std::nullopt,
-                bool create_graph = false) const;
+                bool create_graph = false, KILN_LOC) const;
   // Makes backward() fill .grad() of this non-leaf tensor too.
   void retain_grad() const;
   bool retains_grad() const;
@@ -99,146 +100,146 @@ class Tensor {
 
   // ---- views (share storage with this tensor) ----
   Tensor operator[](int64_t index) const { return select(0, index); }
-  Tensor index(std::initializer_list<indexing::TensorIndex> indices) const;
-  Tensor index(const std::vector<indexing::TensorIndex>& indices) const;
-  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& value);
-  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, Scalar value);
-  Tensor select(int64_t dim, int64_t index) const;
+  Tensor index(std::initializer_list<indexing::TensorIndex> indices, KILN_LOC) const;
+  Tensor index(const std::vector<indexing::TensorIndex>& indices, KILN_LOC) const;
+  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& value, KILN_LOC);
+  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, Scalar value, KILN_LOC);
+  Tensor select(int64_t dim, int64_t index, KILN_LOC) const;
   Tensor slice(int64_t dim = 0, std::optional<int64_t> start = std::nullopt,
-               std::optional<int64_t> end = std::nullopt, int64_t step = 1) const;
-  Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
-  Tensor view(const Shape& shape) const;
-  Tensor reshape(const Shape& shape) const;
-  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
-  Tensor t() const;
-  Tensor transpose(int64_t dim0, int64_t dim1) const;
-  Tensor permute(const Shape& dims) const;
-  Tensor squeeze() const;
-  Tensor squeeze(int64_t dim) const;
-  Tensor unsqueeze(int64_t dim) const;
-  Tensor expand(const Shape& sizes) const;
-  Tensor expand_as(const Tensor& other) const { return expand(other.sizes()); }
-  Tensor view_as(const Tensor& other) const { return view(other.sizes()); }
-  Tensor reshape_as(const Tensor& other) const { return reshape(other.sizes()); }
+               std::optional<int64_t> end = std::nullopt, int64_t step = 1, KILN_LOC) const;
+  Tensor narrow(int64_t dim, int64_t start, int64_t length, KILN_LOC) const;
+  Tensor view(const Shape& shape, KILN_LOC) const;
+  Tensor reshape(const Shape& shape, KILN_LOC) const;
+  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1, KILN_LOC) const;
+  Tensor t(KILN_LOC) const;
+  Tensor transpose(int64_t dim0, int64_t dim1, KILN_LOC) const;
+  Tensor permute(const Shape& dims, KILN_LOC) const;
+  Tensor squeeze(KILN_LOC) const;
+  Tensor squeeze(int64_t dim, KILN_LOC) const;
+  Tensor unsqueeze(int64_t dim, KILN_LOC) const;
+  Tensor expand(const Shape& sizes, KILN_LOC) const;
+  Tensor expand_as(const Tensor& other, KILN_LOC) const { return expand(other.sizes(), loc); }
+  Tensor view_as(const Tensor& other, KILN_LOC) const { return view(other.sizes(), loc); }
+  Tensor reshape_as(const Tensor& other, KILN_LOC) const { return reshape(other.sizes(), loc); }
   Tensor as_strided(const Shape& size, const Shape& stride,
-                    std::optional<int64_t> storage_offset = std::nullopt) const;
-  Tensor contiguous() const;
-  Tensor clone() const;
-  Tensor detach() const;
-  std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
-  std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
-  std::vector<Tensor> split(const Shape& split_sizes, int64_t dim = 0) const;
-  std::vector<Tensor> unbind(int64_t dim = 0) const;
+                    std::optional<int64_t> storage_offset = std::nullopt, KILN_LOC) const;
+  Tensor contiguous(KILN_LOC) const;
+  Tensor clone(KILN_LOC) const;
+  Tensor detach(KILN_LOC) const;
+  std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0, KILN_LOC) const;
+  std::vector<Tensor> split(int64_t split_size, int64_t dim = 0, KILN_LOC) const;
+  std::vector<Tensor> split(const Shape& split_sizes, int64_t dim = 0, KILN_LOC) const;
+  std::vector<Tensor> unbind(int64_t dim = 0, KILN_LOC) const;
 
   // ---- elementwise ----
-  Tensor add(const Tensor& other, Scalar alpha = 1) const;
-  Tensor add(Scalar other, Scalar alpha = 1) const;
-  Tensor sub(const Tensor& other, Scalar alpha = 1) const;
-  Tensor sub(Scalar other, Scalar alpha = 1) const;
-  Tensor mul(const Tensor& other) const;
-  Tensor mul(Scalar other) const;
-  Tensor div(const Tensor& other) const;
-  Tensor div(Scalar other) const;
-  Tensor pow(const Tensor& exponent) const;
-  Tensor pow(Scalar exponent) const;
-  Tensor neg() const;
-  Tensor exp() const;
-  Tensor log() const;
-  Tensor sqrt() const;
-  Tensor rsqrt() const;
-  Tensor abs() const;
-  Tensor sin() const;
-  Tensor cos() const;
-  Tensor tanh() const;
-  Tensor sigmoid() const;
-  Tensor relu() const;
-  Tensor square() const;
-  Tensor logical_not() const;
-  Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
-  Tensor clamp_min(Scalar min) const { return clamp(min, std::nullopt); }
-  Tensor clamp_max(Scalar max) const { return clamp(std::nullopt, max); }
-  Tensor maximum(const Tensor& other) const;
-  Tensor minimum(const Tensor& other) const;
-  Tensor eq(const Tensor& o) const;
-  Tensor eq(Scalar o) const;
-  Tensor ne(const Tensor& o) const;
-  Tensor ne(Scalar o) const;
-  Tensor lt(const Tensor& o) const;
-  Tensor lt(Scalar o) const;
-  Tensor le(const Tensor& o) const;
-  Tensor le(Scalar o) const;
-  Tensor gt(const Tensor& o) const;
-  Tensor gt(Scalar o) const;
-  Tensor ge(const Tensor& o) const;
-  Tensor ge(Scalar o) const;
-  Tensor matmul(const Tensor& other) const;
-  Tensor mm(const Tensor& other) const;
+  Tensor add(const Tensor& other, Scalar alpha = 1, KILN_LOC) const;
+  Tensor add(Scalar other, Scalar alpha = 1, KILN_LOC) const;
+  Tensor sub(const Tensor& other, Scalar alpha = 1, KILN_LOC) const;
+  Tensor sub(Scalar other, Scalar alpha = 1, KILN_LOC) const;
+  Tensor mul(const Tensor& other, KILN_LOC) const;
+  Tensor mul(Scalar other, KILN_LOC) const;
+  Tensor div(const Tensor& other, KILN_LOC) const;
+  Tensor div(Scalar other, KILN_LOC) const;
+  Tensor pow(const Tensor& exponent, KILN_LOC) const;
+  Tensor pow(Scalar exponent, KILN_LOC) const;
+  Tensor neg(KILN_LOC) const;
+  Tensor exp(KILN_LOC) const;
+  Tensor log(KILN_LOC) const;
+  Tensor sqrt(KILN_LOC) const;
+  Tensor rsqrt(KILN_LOC) const;
+  Tensor abs(KILN_LOC) const;
+  Tensor sin(KILN_LOC) const;
+  Tensor cos(KILN_LOC) const;
+  Tensor tanh(KILN_LOC) const;
+  Tensor sigmoid(KILN_LOC) const;
+  Tensor relu(KILN_LOC) const;
+  Tensor square(KILN_LOC) const;
+  Tensor logical_not(KILN_LOC) const;
+  Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt, KILN_LOC) const;
+  Tensor clamp_min(Scalar min, KILN_LOC) const { return clamp(min, std::nullopt, loc); }
+  Tensor clamp_max(Scalar max, KILN_LOC) const { return clamp(std::nullopt, max, loc); }
+  Tensor maximum(const Tensor& other, KILN_LOC) const;
+  Tensor minimum(const Tensor& other, KILN_LOC) const;
+  Tensor eq(const Tensor& o, KILN_LOC) const;
+  Tensor eq(Scalar o, KILN_LOC) const;
+  Tensor ne(const Tensor& o, KILN_LOC) const;
+  Tensor ne(Scalar o, KILN_LOC) const;
+  Tensor lt(const Tensor& o, KILN_LOC) const;
+  Tensor lt(Scalar o, KILN_LOC) const;
+  Tensor le(const Tensor& o, KILN_LOC) const;
+  Tensor le(Scalar o, KILN_LOC) const;
+  Tensor gt(const Tensor& o, KILN_LOC) const;
+  Tensor gt(Scalar o, KILN_LOC) const;
+  Tensor ge(const Tensor& o, KILN_LOC) const;
+  Tensor ge(Scalar o, KILN_LOC) const;
+  Tensor matmul(const Tensor& other, KILN_LOC) const;
+  Tensor mm(const Tensor& other, KILN_LOC) const;
 
   // ---- in place (a new node on the same storage; views see the write) ----
-  Tensor& add_(const Tensor& other, Scalar alpha = 1);
-  Tensor& add_(Scalar other, Scalar alpha = 1);
-  Tensor& sub_(const Tensor& other, Scalar alpha = 1);
-  Tensor& sub_(Scalar other, Scalar alpha = 1);
-  Tensor& mul_(const Tensor& other);
-  Tensor& mul_(Scalar other);
-  Tensor& div_(const Tensor& other);
-  Tensor& div_(Scalar other);
-  Tensor& zero_();
-  Tensor& fill_(Scalar value);
-  Tensor& fill_(const Tensor& value);
-  Tensor& copy_(const Tensor& src);
-  Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
-  Tensor& operator+=(const Tensor& o) { return add_(o); }
-  Tensor& operator+=(Scalar o) { return add_(o); }
-  Tensor& operator-=(const Tensor& o) { return sub_(o); }
-  Tensor& operator-=(Scalar o) { return sub_(o); }
-  Tensor& operator*=(const Tensor& o) { return mul_(o); }
-  Tensor& operator*=(Scalar o) { return mul_(o); }
-  Tensor& operator/=(const Tensor& o) { return div_(o); }
-  Tensor& operator/=(Scalar o) { return div_(o); }
+  Tensor& add_(const Tensor& other, Scalar alpha = 1, KILN_LOC);
+  Tensor& add_(Scalar other, Scalar alpha = 1, KILN_LOC);
+  Tensor& sub_(const Tensor& other, Scalar alpha = 1, KILN_LOC);
+  Tensor& sub_(Scalar other, Scalar alpha = 1, KILN_LOC);
+  Tensor& mul_(const Tensor& other, KILN_LOC);
+  Tensor& mul_(Scalar other, KILN_LOC);
+  Tensor& div_(const Tensor& other, KILN_LOC);
+  Tensor& div_(Scalar other, KILN_LOC);
+  Tensor& zero_(KILN_LOC);
+  Tensor& fill_(Scalar value, KILN_LOC);
+  Tensor& fill_(const Tensor& value, KILN_LOC);
+  Tensor& copy_(const Tensor& src, KILN_LOC);
+  Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt, KILN_LOC);
+  Tensor& operator+=(Located o) { return add_(o.tensor, 1, o.loc); }
+  Tensor& operator+=(LocatedScalar o) { return add_(o.value, 1, o.loc); }
+  Tensor& operator-=(Located o) { return sub_(o.tensor, 1, o.loc); }
+  Tensor& operator-=(LocatedScalar o) { return sub_(o.value, 1, o.loc); }
+  Tensor& operator*=(Located o) { return mul_(o.tensor, o.loc); }
+  Tensor& operator*=(LocatedScalar o) { return mul_(o.value, o.loc); }
+  Tensor& operator/=(Located o) { return div_(o.tensor, o.loc); }
+  Tensor& operator/=(LocatedScalar o) { return div_(o.value, o.loc); }
 
   // ---- reductions ----
-  Tensor sum(std::optional<DType> dtype = std::nullopt) const;
-  Tensor sum(int64_t dim, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
-  Tensor sum(const Shape& dims, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
-  Tensor mean(std::optional<DType> dtype = std::nullopt) const;
-  Tensor mean(int64_t dim, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
-  Tensor mean(const Shape& dims, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
-  Tensor prod(std::optional<DType> dtype = std::nullopt) const;
-  Tensor prod(int64_t dim, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
-  Tensor max() const;
-  std::tuple<Tensor, Tensor> max(int64_t dim, bool keepdim = false) const;
-  Tensor max(const Tensor& other) const { return maximum(other); }
-  Tensor min() const;
-  std::tuple<Tensor, Tensor> min(int64_t dim, bool keepdim = false) const;
-  Tensor min(const Tensor& other) const { return minimum(other); }
-  Tensor amax(const Shape& dims = {}, bool keepdim = false) const;
-  Tensor amin(const Shape& dims = {}, bool keepdim = false) const;
-  Tensor argmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
-  Tensor argmin(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+  Tensor sum(std::optional<DType> dtype = std::nullopt, KILN_LOC) const;
+  Tensor sum(int64_t dim, bool keepdim = false, std::optional<DType> dtype = std::nullopt, KILN_LOC) const;
+  Tensor sum(const Shape& dims, bool keepdim = false, std::optional<DType> dtype = std::nullopt, KILN_LOC) const;
+  Tensor mean(std::optional<DType> dtype = std::nullopt, KILN_LOC) const;
+  Tensor mean(int64_t dim, bool keepdim = false, std::optional<DType> dtype = std::nullopt, KILN_LOC) const;
+  Tensor mean(const Shape& dims, bool keepdim = false, std::optional<DType> dtype = std::nullopt, KILN_LOC) const;
+  Tensor prod(std::optional<DType> dtype = std::nullopt, KILN_LOC) const;
+  Tensor prod(int64_t dim, bool keepdim = false, std::optional<DType> dtype = std::nullopt, KILN_LOC) const;
+  Tensor max(KILN_LOC) const;
+  std::tuple<Tensor, Tensor> max(int64_t dim, bool keepdim = false, KILN_LOC) const;
+  Tensor max(const Tensor& other, KILN_LOC) const { return maximum(other, loc); }
+  Tensor min(KILN_LOC) const;
+  std::tuple<Tensor, Tensor> min(int64_t dim, bool keepdim = false, KILN_LOC) const;
+  Tensor min(const Tensor& other, KILN_LOC) const { return minimum(other, loc); }
+  Tensor amax(const Shape& dims = {}, bool keepdim = false, KILN_LOC) const;
+  Tensor amin(const Shape& dims = {}, bool keepdim = false, KILN_LOC) const;
+  Tensor argmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false, KILN_LOC) const;
+  Tensor argmin(std::optional<int64_t> dim = std::nullopt, bool keepdim = false, KILN_LOC) const;
   // unbiased=true divides by N-1, as torch.var's default.
-  Tensor var(bool unbiased = true) const;
-  Tensor var(const Shape& dims, bool unbiased = true, bool keepdim = false) const;
-  Tensor var(int64_t dim, bool unbiased = true, bool keepdim = false) const;
-  Tensor std(bool unbiased = true) const;
-  Tensor std(const Shape& dims, bool unbiased = true, bool keepdim = false) const;
-  Tensor std(int64_t dim, bool unbiased = true, bool keepdim = false) const;
-  Tensor all() const;
-  Tensor all(int64_t dim, bool keepdim = false) const;
-  Tensor any() const;
-  Tensor any(int64_t dim, bool keepdim = false) const;
-  Tensor softmax(int64_t dim, std::optional<DType> dtype = std::nullopt) const;
-  Tensor log_softmax(int64_t dim, std::optional<DType> dtype = std::nullopt) const;
+  Tensor var(bool unbiased = true, KILN_LOC) const;
+  Tensor var(const Shape& dims, bool unbiased = true, bool keepdim = false, KILN_LOC) const;
+  Tensor var(int64_t dim, bool unbiased = true, bool keepdim = false, KILN_LOC) const;
+  Tensor std(bool unbiased = true, KILN_LOC) const;
+  Tensor std(const Shape& dims, bool unbiased = true, bool keepdim = false, KILN_LOC) const;
+  Tensor std(int64_t dim, bool unbiased = true, bool keepdim = false, KILN_LOC) const;
+  Tensor all(KILN_LOC) const;
+  Tensor all(int64_t dim, bool keepdim = false, KILN_LOC) const;
+  Tensor any(KILN_LOC) const;
+  Tensor any(int64_t dim, bool keepdim = false, KILN_LOC) const;
+  Tensor softmax(int64_t dim, std::optional<DType> dtype = std::nullopt, KILN_LOC) const;
+  Tensor log_softmax(int64_t dim, std::optional<DType> dtype = std::nullopt, KILN_LOC) const;
 
   // ---- conversion ----
-  Tensor to(DType dtype) const;
-  Tensor to(Device device) const;
-  Tensor to(Device device, DType dtype) const;
-  Tensor to(const TensorOptions& options) const;
-  Tensor to(DeviceType t) const { return to(Device(t)); }
-  Tensor cpu() const { return to(Device(DeviceType::CPU)); }
-  Tensor cuda(int index = 0) const { return to(Device(DeviceType::CUDA, index)); }
-  Tensor type_as(const Tensor& other) const { return to(other.dtype()); }
+  Tensor to(DType dtype, KILN_LOC) const;
+  Tensor to(Device device, KILN_LOC) const;
+  Tensor to(Device device, DType dtype, KILN_LOC) const;
+  Tensor to(const TensorOptions& options, KILN_LOC) const;
+  Tensor to(DeviceType t, KILN_LOC) const { return to(Device(t), loc); }
+  Tensor cpu(KILN_LOC) const { return to(Device(DeviceType::CPU), loc); }
+  Tensor cuda(int index = 0, KILN_LOC) const { return to(Device(DeviceType::CUDA, index), loc); }
+  Tensor type_as(const Tensor& other, KILN_LOC) const { return to(other.dtype(), loc); }
 
  private:
   std::shared_ptr<TensorImpl> impl_;
@@ -248,32 +249,33 @@ class Tensor {
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
 std::string to_string(const Tensor& t);
 
-// Arithmetic operators, NumPy broadcasting, PyTorch type promotion.
-Tensor operator+(const Tensor& a, const Tensor& b);
-Tensor operator+(const Tensor& a, Scalar b);
-Tensor operator+(Scalar a, const Tensor& b);
-Tensor operator-(const Tensor& a, const Tensor& b);
-Tensor operator-(const Tensor& a, Scalar b);
-Tensor operator-(Scalar a, const Tensor& b);
-Tensor operator*(const Tensor& a, const Tensor& b);
-Tensor operator*(const Tensor& a, Scalar b);
-Tensor operator*(Scalar a, const Tensor& b);
-Tensor operator/(const Tensor& a, const Tensor& b);
-Tensor operator/(const Tensor& a, Scalar b);
-Tensor operator/(Scalar a, const Tensor& b);
-Tensor operator-(const Tensor& a);
-Tensor operator==(const Tensor& a, const Tensor& b);
-Tensor operator==(const Tensor& a, Scalar b);
-Tensor operator!=(const Tensor& a, const Tensor& b);
-Tensor operator!=(const Tensor& a, Scalar b);
-Tensor operator<(const Tensor& a, const Tensor& b);
-Tensor operator<(const Tensor& a, Scalar b);
-Tensor operator<=(const Tensor& a, const Tensor& b);
-Tensor operator<=(const Tensor& a, Scalar b);
-Tensor operator>(const Tensor& a, const Tensor& b);
-Tensor operator>(const Tensor& a, Scalar b);
-Tensor operator>=(const Tensor& a, const Tensor& b);
-Tensor operator>=(const Tensor& a, Scalar b);
-Tensor operator!(const Tensor& a);
+// Arithmetic operators, NumPy broadcasting, PyTorch type promotion. A Tensor
+// operand is taken as Located so the node records the expression's line.
+Tensor operator+(Located a, const Tensor& b);
+Tensor operator+(Located a, Scalar b);
+Tensor operator+(Scalar a, Located b);
+Tensor operator-(Located a, const Tensor& b);
+Tensor operator-(Located a, Scalar b);
+Tensor operator-(Scalar a, Located b);
+Tensor operator*(Located a, const Tensor& b);
+Tensor operator*(Located a, Scalar b);
+Tensor operator*(Scalar a, Located b);
+Tensor operator/(Located a, const Tensor& b);
+Tensor operator/(Located a, Scalar b);
+Tensor operator/(Scalar a, Located b);
+Tensor operator-(Located a);
+Tensor operator==(Located a, const Tensor& b);
+Tensor operator==(Located a, Scalar b);
+Tensor operator!=(Located a, const Tensor& b);
+Tensor operator!=(Located a, Scalar b);
+Tensor operator<(Located a, const Tensor& b);
+Tensor operator<(Located a, Scalar b);
+Tensor operator<=(Located a, const Tensor& b);
+Tensor operator<=(Located a, Scalar b);
+Tensor operator>(Located a, const Tensor& b);
+Tensor operator>(Located a, Scalar b);
+Tensor operator>=(Located a, const Tensor& b);
+Tensor operator>=(Located a, Scalar b);
+Tensor operator!(Located a);
 
 }  // namespace kiln
