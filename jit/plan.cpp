@@ -136,6 +136,8 @@ Plan describe_plan(const GraphView& g, Schedule s) {
                        [&](const Loc& x) { return x.line == l.line && x.file == l.file; }))
         e.locs.push_back(std::move(l));
     }
+    std::sort(e.locs.begin(), e.locs.end(),
+              [](const Loc& a, const Loc& b) { return a.file != b.file ? a.file < b.file : a.line < b.line; });
     p.entries.push_back(std::move(e));
   }
   return p;

@@ -167,8 +167,12 @@ std::string text_plan(const GraphView& g, const Plan& p, const DumpOptions& opt)
     os << "    cost:   " << bytes_text(e.bytes_read) << " read, " << bytes_text(e.bytes_written) << " written, "
        << count_text(e.ops) << " ops\n";
     if (opt.locations && !e.locs.empty()) {
+      // Sorted by file and line; a file is named once: "train.cpp:12, 14, 20".
       os << "    lines: ";
-      for (size_t j = 0; j < e.locs.size(); ++j) os << (j ? ", " : " ") << e.locs[j].str();
+      for (size_t j = 0; j < e.locs.size(); ++j) {
+        const bool same_file = j > 0 && e.locs[j].file == e.locs[j - 1].file;
+        os << (j ? ", " : " ") << (same_file ? std::to_string(e.locs[j].line) : e.locs[j].str());
+      }
       os << '\n';
     }
   }
