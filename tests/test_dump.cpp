@@ -209,6 +209,19 @@ TEST_CASE("save_graph: JSON round trip gives the same graph, plan and generated 
   CHECK(!code_of(p).empty());
 }
 
+TEST_CASE("save_graph: stored-by-design reduction stages round trip") {
+  Tensor a = rand({64, 64});
+  a.eval();
+  const std::vector<Tensor> outs{softmax(a, 1).sum(0, true)};  // a blocked column reduction
+  const std::string json = save_graph(outs);
+  CHECK(json.find("\"store\": true") != std::string::npos);
+  const jit::GraphView g = load(json);
+  CHECK(jit::graph_to_json(g) == json);
+  const std::string plan = jit::render_plan(g, jit::make_plan(g), DumpFormat::Text, {});
+  CHECK(plan == explain(outs));
+  CHECK(plan.find("a stage of a blocked reduction, stored by design") != std::string::npos);
+}
+
 TEST_CASE("save_graph: random programs round trip (the loader accepts what kiln builds)") {
   using namespace kiln_diff;
   Weights w;
