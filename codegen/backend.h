@@ -5,10 +5,21 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "jit/kernel_ir.h"
 
 namespace kiln::codegen {
+
+// A kind of generated code a backend can show (KILN_DUMP, tools/kiln-dump):
+// the LLVM backend has "llvm" and "asm"; a CUDA backend adds "cuda" and
+// "ptx". The tools list every backend's kinds (all_backends()), so a new
+// backend's dumps need no change to them.
+struct CodeKind {
+  const char* name;         // as KILN_DUMP and kiln-dump --code spell it: "llvm"
+  const char* extension;    // of its dump files: "ll"
+  const char* description;  // for --help: "optimized LLVM IR"
+};
 
 struct CompiledKernel {
   jit::KernelFn fn = nullptr;
@@ -46,7 +57,24 @@ class Backend {
   virtual jit::KernelFn load_object(const std::string& object, const std::string& symbol) {
     return nullptr;
   }
+
+  // The kinds of generated code this backend can show, and that code for
+  // one kernel (kind: an index into code_kinds()). Rendering runs nothing and
+  // needs no device; the same kernel renders to the same text. Thread-safe.
+  virtual std::vector<CodeKind> code_kinds() const { return {}; }
+  virtual std::string render_code(const jit::Kernel& k, size_t kind) { return ""; }
 };
+
+// Every backend built in (the CPU backend first), for the dump tools.
+std::vector<Backend*> all_backends();
+
+// Every code kind of every built-in backend, with the backend that renders it.
+struct CodeSource {
+  Backend* backend;
+  size_t kind;  // index into backend->code_kinds()
+  CodeKind info;
+};
+std::vector<CodeSource> all_code_kinds();
 
 // The process-wide CPU backend: LLVM, or the stub when built without it.
 Backend& cpu_backend();

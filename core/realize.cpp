@@ -7,17 +7,41 @@
 #include <cstring>
 #include <algorithm>
 
+#include "core/eval_reason.h"
 #include "core/reference/evaluate.h"
 #include "jit/executor.h"
+#include "jit/inspect.h"
+#include "jit/jit_log.h"
 #include "core/tensor_impl.h"
 #include "kiln/error.h"
 
 namespace kiln {
 
+// The user lines that built these values ("" when unknown).
+static std::string root_lines(const std::vector<NodePtr>& roots) {
+  std::vector<const Node*> nodes;
+  for (const NodePtr& r : roots) nodes.push_back(r.get());
+  return jit::node_lines(nodes);
+}
+
 // The JIT where it can run (a CPU backend, CPU nodes), else the reference.
+// KILN_LOG=jit logs each evaluation with its reason; an error names the user
+// lines that built the values being evaluated (the executor adds the kernel's).
 static std::vector<BufferPtr> evaluate_nodes(const std::vector<NodePtr>& roots) {
-  if (jit::can_evaluate(roots)) return jit::evaluate(roots);
-  return reference::evaluate(roots);
+  const bool jit = jit::can_evaluate(roots);
+  if (jit::jit_log_enabled()) {
+    const std::string lines = root_lines(roots);
+    jit::jit_log(std::string("evaluation (") + (jit ? "jit" : "reference evaluator") + ") of " +
+                 std::to_string(roots.size()) + (roots.size() == 1 ? " value: " : " values: ") +
+                 eval_reason_text(current_eval_reason()) + (lines.empty() ? "" : "; values built at " + lines));
+  }
+  try {
+    return jit ? jit::evaluate(roots) : reference::evaluate(roots);
+  } catch (const Error& e) {
+    const std::string lines = root_lines(roots);
+    if (lines.empty() || e.message().find("\n  in kernel") != std::string::npos) throw;
+    throw Error(e.message() + "\n  evaluating the values built at " + lines);
+  }
 }
 
 void realize(const std::vector<const TensorImpl*>& tensors) {
@@ -45,6 +69,7 @@ void realize(const std::vector<const TensorImpl*>& tensors) {
 // (copy-on-write), so they see the value as it was when they were built.
 static void write_borrowed(Storage& s, NodePtr value) {
   // Evaluate first: if evaluation throws, the storage keeps its node.
+  EvalReasonScope reason(EvalReason::BorrowedWrite);
   BufferPtr result = evaluate_nodes({value})[0];
   NodePtr leaf = std::move(s.node);
   value->realized = result;
@@ -67,6 +92,7 @@ void write_storage(Storage& s, NodePtr value) {
   if (s.borrowed) return write_borrowed(s, std::move(value));
   s.node = std::move(value);
   if (s.node->depth > kAutoEvalDepth) {
+    EvalReasonScope reason(EvalReason::DepthLimit);
     std::vector<NodePtr> roots{s.node};
     BufferPtr b = evaluate_nodes(roots)[0];
     s.node->realized = b;

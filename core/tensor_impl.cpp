@@ -1,6 +1,7 @@
 // TensorImpl: a view of a lazily computed storage; building its value node.
 #include "core/tensor_impl.h"
 
+#include "core/eval_reason.h"
 #include "core/pool_alloc.h"
 #include "core/provenance.h"
 #include "kiln/error.h"
@@ -56,7 +57,10 @@ Tensor make_tensor(NodePtr node, bool requires_grad) {
   impl->storage->node = std::move(node);
   impl->covers_ = 1;
   impl->requires_grad = requires_grad;
-  if (impl->storage->node->depth > kAutoEvalDepth) realize({impl.get()});
+  if (impl->storage->node->depth > kAutoEvalDepth) {
+    EvalReasonScope reason(EvalReason::DepthLimit);
+    realize({impl.get()});
+  }
   return Tensor(std::move(impl));
 }
 

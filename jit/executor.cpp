@@ -2,11 +2,17 @@
 // reader), kernels from the cache, launches split over the thread pool.
 #include "jit/executor.h"
 
+#include <chrono>
+
 #include "codegen/backend.h"
 #include "core/ptr_map.h"
+#include "jit/dump_files.h"
+#include "jit/inspect.h"
 #include "jit/ir_interpreter.h"
+#include "jit/jit_log.h"
 #include "jit/kernel_cache.h"
 #include "jit/matmul.h"
+#include "jit/profiler.h"
 #include "jit/schedule.h"
 #include "jit/stats.h"
 #include "jit/thread_pool.h"
@@ -20,6 +26,16 @@ namespace {
 constexpr int64_t kParallelThreshold = 1 << 15;
 
 const BufferPtr& value_of(const Node& n) { return n.realized ? n.realized : n.buffer; }
+
+int64_t elapsed_ns(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+}
+
+int64_t bytes_of(const std::vector<const Node*>& nodes) {
+  int64_t b = 0;
+  for (const Node* n : nodes) b += n->numel() * static_cast<int64_t>(element_size(n->dtype));
+  return b;
+}
 }  // namespace
 
 bool can_evaluate(const std::vector<NodePtr>& roots) {
@@ -34,6 +50,8 @@ std::vector<BufferPtr> evaluate(const std::vector<NodePtr>& roots, bool interpre
   opt.fusion = fusion_enabled();
   Schedule s = schedule(roots, opt);
   ++counters().evaluations;
+  if (dumps_requested()) dump_evaluation(roots, s);
+  const bool timed = profiling();
 
   // Per stored node: its buffer and how many steps still read it.
   struct Slot {
@@ -53,60 +71,74 @@ std::vector<BufferPtr> evaluate(const std::vector<NodePtr>& roots, bool interpre
     return slot->buffer;
   };
 
-  for (const Step& st : s.steps) {
-    std::vector<BufferPtr> outs;
-    outs.reserve(st.outputs.size());
-    for (const Node* o : st.outputs) {
-      BufferPtr& b = slots[o].buffer;
-      if (!b) b = Buffer::allocate(o->dtype, o->numel(), Device());
-      outs.push_back(b);
-    }
-    if (st.kind == StepKind::Matmul) {
-      run_matmul(*st.outputs[0], *buffer_of(st.inputs[0]), *buffer_of(st.inputs[1]), *outs[0]);
-      ++counters().library_calls;
-    } else {
-      KernelFn fn = nullptr;
-      if (!interpret) {
-        fn = st.code->fn.load(std::memory_order_acquire);
-        if (!fn) {
-          fn = compiled_kernel(st.code->ir);
-          st.code->fn.store(fn, std::memory_order_release);
-        } else {
-          ++counters().cache_hits_memory;
-        }
+  for (size_t step = 0; step < s.steps.size(); ++step) {
+    const Step& st = s.steps[step];
+    try {
+      std::vector<BufferPtr> outs;
+      outs.reserve(st.outputs.size());
+      for (const Node* o : st.outputs) {
+        BufferPtr& b = slots[o].buffer;
+        if (!b) b = Buffer::allocate(o->dtype, o->numel(), Device());
+        outs.push_back(b);
       }
-      std::vector<char*> ptrs;
-      ptrs.reserve(st.inputs.size() + outs.size());
-      int64_t bytes_in = 0;
-      for (const Node* in : st.inputs) {
-        const BufferPtr& b = buffer_of(in);
-        ptrs.push_back(static_cast<char*>(b->data()));
-        bytes_in += static_cast<int64_t>(b->nbytes());
-      }
-      int64_t bytes_out = 0;
-      for (const BufferPtr& b : outs) {
-        ptrs.push_back(static_cast<char*>(b->data()));
-        bytes_out += static_cast<int64_t>(b->nbytes());
-      }
-      const int64_t* params = st.params.data();
-      char* const* bufs = ptrs.data();
-      const int64_t work = st.work > 0 ? st.work : st.outputs[0]->numel();
-      if (interpret) {
-        jit::interpret(st.code->ir, bufs, params, 0, st.parallel_extent);
-      } else if (work < kParallelThreshold || st.parallel_extent <= 1) {
-        fn(bufs, params, 0, st.parallel_extent);
+      if (st.kind == StepKind::Matmul) {
+        const auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+        run_matmul(*st.outputs[0], *buffer_of(st.inputs[0]), *buffer_of(st.inputs[1]), *outs[0]);
+        ++counters().library_calls;
+        if (timed) profile_launch(st, elapsed_ns(t0), bytes_of(st.inputs) + bytes_of(st.outputs));
       } else {
-        ThreadPool::instance().parallel_for(st.parallel_extent, [&](int64_t b, int64_t e) {
-          fn(bufs, params, b, e);
-        });
+        KernelFn fn = nullptr;
+        if (!interpret) {
+          fn = st.code->fn.load(std::memory_order_acquire);
+          if (!fn) {
+            fn = compiled_kernel(st.code->ir);
+            st.code->fn.store(fn, std::memory_order_release);
+          } else {
+            ++counters().cache_hits_memory;
+            if (jit_log_enabled()) jit_log("kernel " + st.code->ir.name + ": compiled code reused (schedule cache)");
+          }
+        }
+        std::vector<char*> ptrs;
+        ptrs.reserve(st.inputs.size() + outs.size());
+        int64_t bytes_in = 0;
+        for (const Node* in : st.inputs) {
+          const BufferPtr& b = buffer_of(in);
+          ptrs.push_back(static_cast<char*>(b->data()));
+          bytes_in += static_cast<int64_t>(b->nbytes());
+        }
+        int64_t bytes_out = 0;
+        for (const BufferPtr& b : outs) {
+          ptrs.push_back(static_cast<char*>(b->data()));
+          bytes_out += static_cast<int64_t>(b->nbytes());
+        }
+        const int64_t* params = st.params.data();
+        char* const* bufs = ptrs.data();
+        const int64_t work = st.work > 0 ? st.work : st.outputs[0]->numel();
+        const auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+        if (interpret) {
+          jit::interpret(st.code->ir, bufs, params, 0, st.parallel_extent);
+        } else if (work < kParallelThreshold || st.parallel_extent <= 1) {
+          fn(bufs, params, 0, st.parallel_extent);
+        } else {
+          ThreadPool::instance().parallel_for(st.parallel_extent, [&](int64_t b, int64_t e) {
+            fn(bufs, params, b, e);
+          });
+        }
+        ++counters().kernels_launched;
+        counters().bytes_read += bytes_in;
+        counters().bytes_written += bytes_out;
+        if (timed) profile_launch(st, elapsed_ns(t0), bytes_in + bytes_out);
       }
-      ++counters().kernels_launched;
-      counters().bytes_read += bytes_in;
-      counters().bytes_written += bytes_out;
-    }
-    for (const Node* in : st.inputs) {
-      Slot& slot = slots[in];
-      if (--slot.readers == 0 && !slot.root) slot.buffer.reset();
+      for (const Node* in : st.inputs) {
+        Slot& slot = slots[in];
+        if (--slot.readers == 0 && !slot.root) slot.buffer.reset();
+      }
+    } catch (const Error& e) {
+      // Name the user lines this step fused, so the failure can be traced.
+      const std::string lines = step_lines(st);
+      throw Error(e.message() + "\n  in kernel k" + std::to_string(step) + " " +
+                  (st.kind == StepKind::Matmul ? std::string("matmul") : st.code->ir.name) +
+                  (lines.empty() ? std::string() : ", which computes the values of " + lines));
     }
   }
 

@@ -19,6 +19,7 @@
 #include <unordered_map>
 
 #include "codegen/backend.h"
+#include "jit/jit_log.h"
 #include "jit/stats.h"
 
 namespace kiln::jit {
@@ -212,20 +213,29 @@ KernelFn compiled_kernel(const Kernel& k) {
     auto it = memory().find(key);
     if (it != memory().end()) {
       ++counters().cache_hits_memory;
+      if (jit_log_enabled()) jit_log("kernel " + k.name + ": memory cache hit");
       return it->second;
     }
   }
   codegen::Backend& be = codegen::cpu_backend();
   std::optional<Entry> entry = entry_for(key);
   KernelFn fn = nullptr;
+  // Why the disk cache did not serve it, for KILN_LOG=jit.
+  const char* miss = "the disk cache is off or the backend cannot cache objects";
   if (entry) {
     std::string object;
     ReadResult r = read_entry(*entry, &object);
     if (r == ReadResult::Ok) fn = be.load_object(object, entry->symbol);
-    if (fn)
+    if (fn) {
       ++counters().cache_hits_disk;
-    else if (r != ReadResult::Missing)
+      if (jit_log_enabled()) jit_log("kernel " + k.name + ": disk cache hit (" + entry->path + ")");
+    } else if (r != ReadResult::Missing) {
       ::unlink(entry->path.c_str());  // corrupt, or not loadable: never used again
+      miss = r == ReadResult::Ok ? "its disk cache file could not be loaded (deleted)"
+                                 : "its disk cache file was corrupt or stale (deleted)";
+    } else {
+      miss = "no disk cache file: never compiled with this structure on this target";
+    }
   }
   if (!fn) {
     std::string object;
@@ -235,6 +245,8 @@ KernelFn compiled_kernel(const Kernel& k) {
     counters().compile_ns += ns;
     ++counters().kernels_compiled;
     if (entry && !object.empty()) write_entry(*entry, object);
+    if (jit_log_enabled())
+      jit_log("kernel " + k.name + ": compiled in " + std::to_string(ns / 1000) + " us (cache miss: " + miss + ")");
   }
   std::lock_guard<std::mutex> lock(memory_mu());
   memory().emplace(std::move(key), fn);

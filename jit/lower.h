@@ -24,7 +24,7 @@ struct Lowered {
 // scheduler then stores that reduction and lowers again.
 struct NeedMaterialize {
   const Node* node;
-  std::string why;
+  const char* why;  // a literal: the explain() detail of the resulting cut
 };
 
 using NodeSet = std::unordered_set<const Node*>;

@@ -9,6 +9,7 @@
 
 #include "core/ptr_map.h"
 #include "core/tensor_impl.h"
+#include "jit/jit_log.h"
 #include "jit/lower.h"
 #include "jit/stats.h"
 #include "kiln/error.h"
@@ -105,16 +106,24 @@ bool draws_random(const Node* n) {
   return false;
 }
 
+// Why each stored node is stored: the first reason found wins.
+using CutMap = std::unordered_map<const Node*, Boundary>;
+
+void store(NodeSet& set, CutMap& cuts, const Node* n, Cut cut, const char* detail = "") {
+  set.insert(n);
+  cuts.emplace(n, Boundary{cut, detail});
+}
+
 // partition: nodes that must be stored whatever fusion decides.
 void partition(const Graph& g, const std::vector<NodePtr>& roots, const ScheduleOptions& opt,
-               NodeSet& mat, NodeSet& pinned) {
+               NodeSet& mat, CutMap& cuts) {
   for (const NodePtr& r : roots)
-    if (!has_value(*r)) pinned.insert(r.get());
+    if (!has_value(*r)) store(mat, cuts, r.get(), Cut::Output);
   for (const Node* n : g.order) {
     switch (n->cls()) {
       case OpClass::Contraction:
         if (matmul_inline(*n)) {  // a reduction over K: fuses like one
-          if (!opt.fusion) pinned.insert(n);
+          if (!opt.fusion) store(mat, cuts, n, Cut::FusionOff);
           // Each element of A is read N times, each of B M times. A computed
           // operand is stored first when rereading it costs more than a store:
           // read more than kInlineMatmulMaxReuse times, or random numbers
@@ -123,20 +132,21 @@ void partition(const Graph& g, const std::vector<NodePtr>& roots, const Schedule
           const int64_t reuse[2] = {n->shape[r - 1], n->shape[r - 2]};
           for (int i = 0; i < 2; ++i) {
             const Node* op = reuse[i] > 1 ? computed_operand(n->inputs[i].get()) : nullptr;
-            if (op && (reuse[i] > kInlineMatmulMaxReuse || draws_random(op))) pinned.insert(op);
+            if (op && reuse[i] > kInlineMatmulMaxReuse)
+              store(mat, cuts, op, Cut::MatmulReuse, "read more than 64 times per element");
+            else if (op && draws_random(op))
+              store(mat, cuts, op, Cut::MatmulReuse, "random numbers read more than once");
           }
           break;
         }
-        pinned.insert(n);
+        store(mat, cuts, n, Cut::MatmulLibrary, "K > 16 and neither a thin nor a tiny product");
         for (const auto& in : n->inputs) {
           const Node* op = blas_operand(in.get());
-          if (!has_value(*op)) pinned.insert(op);  // BLAS reads memory
+          if (!has_value(*op)) store(mat, cuts, op, Cut::MatmulOperand);  // BLAS reads memory
         }
         break;
-      case OpClass::Join:
-      case OpClass::Write:
-        pinned.insert(n);
-        break;
+      case OpClass::Join: store(mat, cuts, n, Cut::Join); break;
+      case OpClass::Write: store(mat, cuts, n, Cut::Write); break;
       case OpClass::Source:
       case OpClass::Random:
       case OpClass::Unary:
@@ -145,16 +155,16 @@ void partition(const Graph& g, const std::vector<NodePtr>& roots, const Schedule
       case OpClass::View:
       case OpClass::Reduce:
       case OpClass::Transfer:
-        if ((!opt.fusion && n->op != Op::AsStrided) || n->store) pinned.insert(n);
+        if (!opt.fusion && n->op != Op::AsStrided) store(mat, cuts, n, Cut::FusionOff);
+        else if (n->store) store(mat, cuts, n, Cut::Staged);
         break;
     }
   }
-  mat = pinned;
 }
 
 // fuse-rows: a reduction runs inside its reader's kernel when exactly one
 // kernel reads it; otherwise it is stored once.
-void fuse_rows(const Graph& g, NodeSet& mat) {
+void fuse_rows(const Graph& g, NodeSet& mat, CutMap& cuts) {
   for (bool changed = true; changed;) {
     changed = false;
     std::unordered_map<const Node*, NodeSet> owners;
@@ -172,7 +182,7 @@ void fuse_rows(const Graph& g, NodeSet& mat) {
           o.insert(co.begin(), co.end());
         }
       if (reduces(*n) && o.size() > 1 && !matmul_recomputed(*n)) {
-        mat.insert(n);
+        store(mat, cuts, n, Cut::SharedReduction);
         changed = true;
         break;
       }
@@ -180,7 +190,7 @@ void fuse_rows(const Graph& g, NodeSet& mat) {
       if (reduces(*n))
         for (const Node* owner : o)
           if (owner->op == Op::Cat || owner->op == Op::Assign) {
-            mat.insert(n);
+            store(mat, cuts, n, Cut::ReductionInJoin);
             changed = true;
             break;
           }
@@ -189,29 +199,24 @@ void fuse_rows(const Graph& g, NodeSet& mat) {
   }
 }
 
-const char* boundary_reason(const Node* n, const NodeSet& pinned, const std::vector<NodePtr>& roots,
-                            const ScheduleOptions& opt) {
-  for (const NodePtr& r : roots)
-    if (r.get() == n) return "an output the caller asked for";
-  if (!opt.fusion) return "fusion is off (KILN_FUSION=0)";
-  switch (n->cls()) {
-    case OpClass::Contraction:
-      return matmul_inline(*n) ? "a small matmul read by several kernels or at other rows" : "a matmul (BLAS) output";
-    case OpClass::Join: return "a cat output";
-    case OpClass::Write: return "an in-place write";
-    case OpClass::Reduce: return pinned.count(n) ? "a matmul input" : "a reduction read by several kernels or at other rows";
-    default: return pinned.count(n) ? "a matmul input (BLAS reads memory)" : "stored";
-  }
+// Why n's step exists: what the step is, else why partition, fuse-rows or
+// lowering stored n.
+Boundary boundary_of(const Node* n, const CutMap& cuts) {
+  if (n->op == Op::Matmul && !matmul_inline(*n)) return {Cut::MatmulLibrary, "K > 16 and neither a thin nor a tiny product"};
+  if (n->op == Op::Cat) return {Cut::Join};
+  if (n->op == Op::Assign) return {Cut::Write};
+  auto it = cuts.find(n);
+  KILN_INTERNAL_ASSERT(it != cuts.end(), "no reason recorded for storing ", op_name(n->op));
+  return it->second;
 }
 
 // lower: one or more steps per stored node, in topological order.
-bool lower_all(const Graph& g, NodeSet& mat, const NodeSet& pinned, const std::vector<NodePtr>& roots,
-               const ScheduleOptions& opt, std::vector<Step>& steps) {
+bool lower_all(const Graph& g, NodeSet& mat, CutMap& cuts, std::vector<Step>& steps) {
   steps.clear();
   try {
     for (const Node* n : g.order) {
       if (!mat.count(n)) continue;
-      const char* why = boundary_reason(n, pinned, roots, opt);
+      const Boundary why = boundary_of(n, cuts);
       auto push = [&](Lowered l) {
         Step s;
         s.kind = StepKind::Kernel;
@@ -242,7 +247,7 @@ bool lower_all(const Graph& g, NodeSet& mat, const NodeSet& pinned, const std::v
     }
   } catch (const NeedMaterialize& need) {
     KILN_INTERNAL_ASSERT(!mat.count(need.node), "lowering asked again to store ", op_name(need.node->op));
-    mat.insert(need.node);
+    store(mat, cuts, need.node, Cut::OtherRows, need.why);
     return false;
   }
   return true;
@@ -303,7 +308,7 @@ void merge_roots(std::vector<Step>& steps, const NodeSet& mat, const std::vector
         merged.params = std::move(l.params);
         merged.parallel_extent = l.parallel_extent;
         merged.work = l.work;
-        merged.why = steps[pos].why;
+        merged.why = {Cut::Merged, ""};
         steps[j] = std::move(merged);
         steps[pos].outputs.clear();  // emptied: removed below
         pos = j;
@@ -354,7 +359,7 @@ struct StepTemplate {
   std::vector<int64_t> params;
   int64_t parallel_extent;
   int64_t work;
-  const char* why;
+  Boundary why;
 };
 
 struct CacheEntry {
@@ -428,6 +433,42 @@ bool matmul_recomputed(const Node& n) {
 
 int64_t schedule_cache_hits() { return schedule_cache().hits.load(); }
 
+const char* cut_name(Cut c) {
+  switch (c) {
+    case Cut::Output: return "output";
+    case Cut::FusionOff: return "fusion-off";
+    case Cut::MatmulLibrary: return "matmul-library";
+    case Cut::MatmulOperand: return "matmul-operand";
+    case Cut::MatmulReuse: return "matmul-reuse";
+    case Cut::Join: return "cat";
+    case Cut::Write: return "inplace-write";
+    case Cut::SharedReduction: return "shared-reduction";
+    case Cut::ReductionInJoin: return "reduction-in-write";
+    case Cut::OtherRows: return "other-rows";
+    case Cut::Merged: return "merged-outputs";
+    case Cut::Staged: return "staged-reduction";
+  }
+  return "?";
+}
+
+const char* cut_text(Cut c) {
+  switch (c) {
+    case Cut::Output: return "an output the caller asked for";
+    case Cut::FusionOff: return "fusion is off (KILN_FUSION=0): one kernel per op";
+    case Cut::MatmulLibrary: return "a matmul too large to compute inline: a library call";
+    case Cut::MatmulOperand: return "an operand of a library matmul (it reads memory)";
+    case Cut::MatmulReuse: return "an inline matmul's operand, stored rather than recomputed";
+    case Cut::Join: return "a cat: one kernel per part";
+    case Cut::Write: return "an in-place write: copy, then scatter";
+    case Cut::SharedReduction: return "a reduction read by several kernels";
+    case Cut::ReductionInJoin: return "a reduction read by a cat part or an in-place write";
+    case Cut::OtherRows: return "a reduction its reader cannot compute in its own loops";
+    case Cut::Merged: return "outputs over one iteration space, merged into one kernel";
+    case Cut::Staged: return "a stage of a blocked reduction, stored by design";
+  }
+  return "?";
+}
+
 void clear_schedule_cache() {
   ScheduleCache& c = schedule_cache();
   std::lock_guard<std::mutex> lock(c.mu);
@@ -463,17 +504,24 @@ Schedule schedule(const std::vector<NodePtr>& roots, const ScheduleOptions& opti
         s.steps.push_back(std::move(st));
       }
       ++cache.hits;
+      if (jit_log_enabled())
+        jit_log("schedule cache hit: " + std::to_string(g.order.size()) + " nodes, " +
+                std::to_string(s.steps.size()) + " steps");
       return s;
     }
   }
   add_consumers(g);
-  NodeSet pinned, materialized;
-  partition(g, roots, options, materialized, pinned);
-  if (options.fusion) fuse_rows(g, materialized);
-  while (!lower_all(g, materialized, pinned, roots, options, s.steps)) {
+  NodeSet materialized;
+  CutMap cuts;
+  partition(g, roots, options, materialized, cuts);
+  if (options.fusion) fuse_rows(g, materialized, cuts);
+  while (!lower_all(g, materialized, cuts, s.steps)) {
   }
   if (options.fusion) merge_roots(s.steps, materialized, roots);
   ++counters().schedules;
+  if (jit_log_enabled())
+    jit_log("schedule cache miss (no graph of this structure, sharing and evaluated inputs was scheduled before): " +
+            std::to_string(g.order.size()) + " nodes, " + std::to_string(s.steps.size()) + " steps");
   CacheEntry entry;
   entry.words = std::move(sig.words);
   for (const Step& st : s.steps) {

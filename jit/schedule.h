@@ -64,6 +64,31 @@ struct KernelCode {
   explicit KernelCode(Kernel k) : ir(std::move(k)) {}
 };
 
+// Why a node is stored to memory, i.e. why a kernel boundary is there.
+// Recorded by the scheduler where it decides (partition, fuse-rows, lower),
+// so explain() and the dumps report the decision rather than a guess.
+enum class Cut : uint8_t {
+  Output,           // a value the caller asked for
+  FusionOff,        // KILN_FUSION=0: one kernel per op
+  MatmulLibrary,    // a matmul above the inline size limits: a BLAS call
+  MatmulOperand,    // an operand of a BLAS matmul (BLAS reads memory)
+  MatmulReuse,      // an inline matmul's computed operand, reread too often (or random)
+  Join,             // a cat: one kernel per part, each writing into the output
+  Write,            // an in-place write: a copy of the base, then a scatter
+  SharedReduction,  // a reduction read by several kernels
+  ReductionInJoin,  // a reduction read by a cat part or an in-place write
+  OtherRows,        // a reduction its reader cannot compute in its own loops
+  Merged,           // outputs over one iteration space that share one kernel
+  Staged,           // a stage of a blocked reduction (Node::store): stored by design
+};
+const char* cut_name(Cut c);  // a short id: "output", "shared-reduction", ...
+const char* cut_text(Cut c);  // a phrase: "a reduction read by several kernels"
+
+struct Boundary {
+  Cut cut = Cut::Output;
+  const char* detail = "";  // a literal with more detail (the lowering's reason), or ""
+};
+
 struct Step {
   StepKind kind = StepKind::Kernel;
   // The nodes whose values this step produces, in buffer-slot order after the
@@ -75,7 +100,7 @@ struct Step {
   std::shared_ptr<KernelCode> code;  // Kernel steps
   std::vector<int64_t> params;
   int64_t parallel_extent = 1;
-  const char* why = "";  // why this kernel boundary exists (for explain/dumps); a literal
+  Boundary why;  // why this kernel boundary exists (explain, dumps)
   // Scalar iterations the kernel runs (its rows times the reduced extent):
   // the executor splits kernels over threads by this, not by the output size.
   int64_t work = 0;

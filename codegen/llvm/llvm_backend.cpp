@@ -136,6 +136,26 @@ class LLVMBackend final : public Backend {
     return out;
   }
 
+  std::vector<CodeKind> code_kinds() const override {
+    return {{"llvm", "ll", "optimized LLVM IR"}, {"asm", "s", "host assembly"}};
+  }
+
+  // As compile() builds it, under a fixed symbol so the text is reproducible,
+  // and without adding it to the JIT.
+  std::string render_code(const jit::Kernel& k, size_t kind) override {
+    KILN_CHECK(jit_, "jit", "the LLVM backend failed to initialize: ", init_error_);
+    KILN_CHECK(kind < 2, "jit", "the LLVM backend has no code kind ", kind);
+    std::lock_guard<std::mutex> lock(mu_);
+    llvm::ScopedFatalErrorHandler fatal(throw_fatal, nullptr);
+    llvm::LLVMContext ctx;
+    std::unique_ptr<llvm::Module> mod = build_module(k, symbol_for(k.name, 0), ctx);
+    if (kind == 1) return assembly(*mod);
+    std::string ir;
+    llvm::raw_string_ostream os(ir);
+    mod->print(os, nullptr);
+    return ir;
+  }
+
   jit::KernelFn compile_object(const jit::Kernel& k, const std::string& symbol,
                                std::string* object) override {
     KILN_CHECK(jit_, "jit", "the LLVM backend failed to initialize: ", init_error_);

@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "core/autograd/function.h"
+#include "core/eval_reason.h"
 
 namespace kiln {
 
@@ -30,6 +31,7 @@ void evaluate_pending_updates() {
   // A failure leaves the values lazy: reading them raises it again, where
   // the user reads them. A destructor must not throw.
   try {
+    EvalReasonScope reason(EvalReason::StepEnd);
     realize(impls);
   } catch (...) {
   }

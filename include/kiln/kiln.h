@@ -3,6 +3,7 @@
 #pragma once
 
 #include "kiln/autograd.h"
+#include "kiln/debug.h"
 #include "kiln/device.h"
 #include "kiln/dtype.h"
 #include "kiln/error.h"

@@ -1,0 +1,174 @@
+// The graph view (nodes numbered in topological order) and the plan: the
+// scheduler's steps, each with the nodes it computes, the bytes it moves, its
+// arithmetic and the source lines it fused.
+#include <algorithm>
+#include <climits>
+
+#include "jit/inspect.h"
+#include "jit/lower.h"
+#include "kiln/jit.h"
+
+namespace kiln::jit {
+
+std::string Loc::str() const {
+  if (empty()) return "";
+  const size_t slash = file.find_last_of('/');
+  return (slash == std::string::npos ? file : file.substr(slash + 1)) + ":" + std::to_string(line);
+}
+
+Loc GraphView::loc(const Node* n) const {
+  if (loaded) {
+    auto it = loaded_locs.find(n);
+    return it == loaded_locs.end() ? Loc{} : it->second;
+  }
+  return Loc{n->loc.file_name(), n->loc.line()};
+}
+
+GraphView view_graph(std::vector<NodePtr> roots) {
+  GraphView g;
+  g.roots = std::move(roots);
+  // Iterative post-order: a graph may be hundreds of nodes deep.
+  std::vector<std::pair<const Node*, size_t>> stack;
+  for (const NodePtr& r : g.roots) {
+    if (g.ids.count(r.get())) continue;
+    stack.push_back({r.get(), 0});
+    g.ids.emplace(r.get(), -1);
+    while (!stack.empty()) {
+      auto& [n, next] = stack.back();
+      if (!has_value(*n) && next < n->inputs.size()) {
+        const Node* in = n->inputs[next++].get();
+        if (g.ids.emplace(in, -1).second) stack.push_back({in, 0});
+        continue;
+      }
+      g.ids[n] = static_cast<int64_t>(g.nodes.size());
+      g.nodes.push_back(n);
+      stack.pop_back();
+    }
+  }
+  return g;
+}
+
+namespace {
+
+// Saturating arithmetic: a loaded graph may be huge (tools/kiln-dump).
+int64_t sat_mul(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
+int64_t sat_add(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
+// Scalar operations a node costs where it is computed.
+int64_t node_ops(const Node& n) {
+  switch (n.cls()) {
+    case OpClass::Unary:
+    case OpClass::Binary:
+    case OpClass::Ternary:
+    case OpClass::Random: return n.numel();
+    case OpClass::Reduce: return n.inputs[0]->numel();
+    case OpClass::Contraction: return sat_mul(2 * n.numel(), n.inputs[0]->shape.back());  // multiply-add per K
+    case OpClass::Source:
+    case OpClass::View:
+    case OpClass::Write:
+    case OpClass::Join:
+    case OpClass::Transfer: return 0;
+  }
+  return 0;
+}
+
+int64_t nbytes(const Node& n) { return sat_mul(n.numel(), static_cast<int64_t>(element_size(n.dtype))); }
+
+// The nodes a step computes: its outputs, and from `starts` down to what
+// it reads from memory; in discovery order.
+std::vector<const Node*> walk_step(const Step& st, const std::vector<const Node*>& starts) {
+  NodeSet stop(st.inputs.begin(), st.inputs.end()), seen(st.outputs.begin(), st.outputs.end());
+  std::vector<const Node*> out(st.outputs.begin(), st.outputs.end());
+  std::vector<const Node*> stack(starts.begin(), starts.end());
+  while (!stack.empty()) {
+    const Node* n = stack.back();
+    stack.pop_back();
+    if (stop.count(n) || has_value(*n) || !seen.insert(n).second) continue;
+    out.push_back(n);
+    for (const auto& in : n->inputs) stack.push_back(in.get());
+  }
+  return out;
+}
+
+}  // namespace
+
+Plan describe_plan(const GraphView& g, Schedule s) {
+  Plan p;
+  p.schedule = std::move(s);
+  // Cat and Assign are lowered as several steps over one node: which part is which.
+  std::unordered_map<const Node*, size_t> parts;
+  for (size_t i = 0; i < p.schedule.steps.size(); ++i) {
+    const Step& st = p.schedule.steps[i];
+    PlanEntry e;
+    e.label = "k" + std::to_string(i);
+    e.name = st.kind == StepKind::Matmul ? "matmul" : st.code->ir.name;
+    const Node* first = st.outputs[0];
+    std::vector<const Node*> starts;
+    int64_t written = 0;
+    if (first->op == Op::Cat || first->op == Op::Assign) {
+      const size_t part = parts[first]++;
+      const Node* src = first->inputs[std::min(part, first->inputs.size() - 1)].get();
+      starts = {src};
+      written = nbytes(*src);
+      if (first->op == Op::Assign && part == 0) written = nbytes(*first);
+    } else {
+      for (const Node* o : st.outputs) {
+        for (const auto& in : o->inputs) starts.push_back(in.get());
+        written = sat_add(written, nbytes(*o));
+      }
+    }
+    e.fused = walk_step(st, starts);
+    std::sort(e.fused.begin(), e.fused.end(), [&](const Node* a, const Node* b) { return g.id(a) < g.id(b); });
+    for (const Node* in : st.inputs) e.bytes_read = sat_add(e.bytes_read, nbytes(*in));
+    e.bytes_written = written;
+    for (const Node* n : e.fused) {
+      // A Cat or Assign node itself moves data and computes nothing.
+      e.ops = sat_add(e.ops, node_ops(*n));
+      Loc l = g.loc(n);
+      if (l.empty()) continue;
+      if (std::none_of(e.locs.begin(), e.locs.end(),
+                       [&](const Loc& x) { return x.line == l.line && x.file == l.file; }))
+        e.locs.push_back(std::move(l));
+    }
+    std::sort(e.locs.begin(), e.locs.end(),
+              [](const Loc& a, const Loc& b) { return a.file != b.file ? a.file < b.file : a.line < b.line; });
+    p.entries.push_back(std::move(e));
+  }
+  return p;
+}
+
+std::string node_lines(const std::vector<const Node*>& nodes) {
+  std::vector<std::string> seen;
+  std::string out;
+  for (const Node* n : nodes) {
+    const std::string l = Loc{n->loc.file_name(), n->loc.line()}.str();
+    if (l.empty() || std::find(seen.begin(), seen.end(), l) != seen.end()) continue;
+    out += (seen.empty() ? "" : ", ") + l;
+    seen.push_back(l);
+  }
+  return out;
+}
+
+std::string step_lines(const Step& st) {
+  std::vector<const Node*> starts;
+  for (const Node* o : st.outputs)
+    for (const auto& in : o->inputs) starts.push_back(in.get());
+  return node_lines(walk_step(st, starts));
+}
+
+Plan make_plan(const GraphView& g) {
+  ScheduleOptions opt;
+  opt.fusion = fusion_enabled();
+  std::vector<NodePtr> pending;
+  for (const NodePtr& r : g.roots)
+    if (!has_value(*r)) pending.push_back(r);
+  return describe_plan(g, pending.empty() ? Schedule{} : schedule(pending, opt));
+}
+
+}  // namespace kiln::jit
