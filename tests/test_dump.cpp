@@ -210,7 +210,7 @@ TEST_CASE("save_graph: JSON round trip gives the same graph, plan and generated 
 }
 
 TEST_CASE("save_graph: stored-by-design reduction stages round trip") {
-  Tensor a = rand({64, 64});
+  Tensor a = rand({256, 64});  // 16384 elements: blocked
   a.eval();
   const std::vector<Tensor> outs{softmax(a, 1).sum(0, true)};  // a blocked column reduction
   const std::string json = save_graph(outs);
