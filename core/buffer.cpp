@@ -6,6 +6,7 @@
 // allocation is reported as failed.
 #include "core/buffer.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <limits>
@@ -15,11 +16,12 @@
 #include <vector>
 
 #include "kiln/error.h"
+#include "kiln/jit.h"
 
 namespace kiln {
 
 namespace {
-std::atomic<int64_t> g_live_bytes{0};
+std::atomic<int64_t> g_live_bytes{0}, g_peak_bytes{0}, g_allocations{0};
 
 size_t rounded_size(size_t bytes) {
   size_t r = (bytes + 63) / 64 * 64;
@@ -95,7 +97,11 @@ std::shared_ptr<Buffer> Buffer::allocate(DType dtype, int64_t numel, Device devi
   }
   KILN_CHECK(p != nullptr, "allocate", "out of memory: could not allocate ", bytes,
              " bytes (", numel, " elements of ", dtype_name(dtype), ") on ", device.str());
-  g_live_bytes += static_cast<int64_t>(rounded);
+  const int64_t live = g_live_bytes += static_cast<int64_t>(rounded);
+  int64_t peak = g_peak_bytes.load(std::memory_order_relaxed);
+  while (live > peak && !g_peak_bytes.compare_exchange_weak(peak, live, std::memory_order_relaxed)) {
+  }
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
   return std::shared_ptr<Buffer>(new Buffer(p, dtype, numel, device, true));
 }
 
@@ -113,5 +119,16 @@ Buffer::~Buffer() {
 int64_t Buffer::live_bytes() { return g_live_bytes.load(); }
 int64_t Buffer::pooled_bytes() { return static_cast<int64_t>(pool().pooled()); }
 void Buffer::release_pool() { pool().release(); }
+
+MemoryStats memory_stats() {
+  MemoryStats m;
+  m.live_bytes = g_live_bytes.load();
+  m.peak_bytes = std::max(g_peak_bytes.load(), m.live_bytes);
+  m.pooled_bytes = Buffer::pooled_bytes();
+  m.allocations = g_allocations.load();
+  return m;
+}
+void reset_peak_memory() { g_peak_bytes = g_live_bytes.load(); }
+void release_memory_pool() { Buffer::release_pool(); }
 
 }  // namespace kiln

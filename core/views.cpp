@@ -105,10 +105,12 @@ Tensor Tensor::slice(int64_t dim, std::optional<int64_t> start, std::optional<in
   };
   int64_t s = start ? clampi(*start) : 0;
   int64_t e = end ? clampi(*end) : size;
-  int64_t len = e > s ? (e - s + step - 1) / step : 0;
+  // (No e - s + step - 1: it overflows for a huge step. A view of at most
+  // one element keeps its stride, which a huge step would overflow too.)
+  int64_t len = e > s ? 1 + (e - s - 1) / step : 0;
   Shape sizes = t.sizes, strides = t.strides;
   sizes[d] = len;
-  strides[d] = t.strides[d] * step;
+  strides[d] = len > 1 ? t.strides[d] * step : t.strides[d];
   Tensor out = make_view(*this, sizes, strides, t.offset + s * t.strides[d]);
   if (auto f = record(GradFn::SliceBackward0, out, {this})) f->ints = {d, s, std::max(e, s), step};
   return out;
@@ -121,7 +123,7 @@ Tensor Tensor::narrow(int64_t dim, int64_t start, int64_t length) const {
   KILN_CHECK(start >= -size && start <= size, "narrow", "start out of range (expected to be in range of [",
              -size, ", ", size, "], but got ", start, ")");
   if (start < 0) start += size;
-  KILN_CHECK(length >= 0 && start + length <= size, "narrow", "start (", start, ") + length (",
+  KILN_CHECK(length >= 0 && length <= size - start, "narrow",  // start + length may overflow "start (", start, ") + length (",
              length, ") exceeds dimension size (", size, ").");
   return slice(d, start, start + length, 1);
 }
