@@ -123,7 +123,8 @@ Tensor Tensor::narrow(int64_t dim, int64_t start, int64_t length) const {
   KILN_CHECK(start >= -size && start <= size, "narrow", "start out of range (expected to be in range of [",
              -size, ", ", size, "], but got ", start, ")");
   if (start < 0) start += size;
-  KILN_CHECK(length >= 0 && length <= size - start, "narrow",  // start + length may overflow "start (", start, ") + length (",
+  // (length <= size - start: start + length may overflow)
+  KILN_CHECK(length >= 0 && length <= size - start, "narrow", "start (", start, ") + length (",
              length, ") exceeds dimension size (", size, ").");
   return slice(d, start, start + length, 1);
 }

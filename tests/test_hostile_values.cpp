@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <sstream>
 #include <vector>
@@ -227,4 +228,30 @@ TEST_CASE("hostile values: zero-size tensors through every op") {
   CHECK(g.grad().sizes() == Shape{2, 0});
   // The JIT and the reference agree on all of it.
   check_same_everywhere("zero-size reductions", [&] { return cat({x.sum(1), x.prod(1), x.mean(1)}); });
+}
+
+TEST_CASE("hostile values: integer overflow wraps as in PyTorch, without undefined behaviour") {
+  const int64_t M = std::numeric_limits<int64_t>::max(), m = std::numeric_limits<int64_t>::min();
+  const Tensor x = tensor(std::vector<int64_t>{M, m, 5, -7});
+  // Values from PyTorch 1.13 (two's complement wrap-around).
+  CHECK((x + 1).to_vector<int64_t>() == std::vector<int64_t>{m, m + 1, 6, -6});
+  CHECK((-x).to_vector<int64_t>() == std::vector<int64_t>{m + 1, m, -5, 7});
+  CHECK(x.abs().to_vector<int64_t>() == std::vector<int64_t>{M, m, 5, 7});
+  CHECK((x * 3).to_vector<int64_t>() == std::vector<int64_t>{M - 2, m, 15, -21});
+  CHECK(x.sum().item<int64_t>() == -3);
+  CHECK(x.prod().item<int64_t>() == m);
+  CHECK(tensor(std::vector<int64_t>{1}).add(int64_t{1} << 62, 4).item<int64_t>() == 1);
+  CHECK(tensor(std::vector<int64_t>{1}).sub(int64_t{1} << 62, 4).item<int64_t>() == 1);
+  const Tensor y = tensor(std::vector<int64_t>{2147483647, -2147483648}, kInt32);
+  CHECK((y + 1).to_vector<int32_t>() == std::vector<int32_t>{-2147483647 - 1, -2147483647});
+  CHECK((y * 2).to_vector<int32_t>() == std::vector<int32_t>{-2, 0});
+  CHECK(y.sum().item<int64_t>() == -1);
+  CHECK(tensor(std::vector<int64_t>{3}).pow(50).item<int64_t>() == 6048575297968530377);
+  CHECK(tensor(std::vector<int64_t>{2}, kInt32).pow(40).item<int64_t>() == 0);
+  CHECK(matmul(tensor(std::vector<int64_t>{M, 2}).reshape({1, 2}), tensor(std::vector<int64_t>{2, 3}).reshape({2, 1}))
+            .item<int64_t>() == 4);
+  CHECK(tensor(std::vector<int64_t>{200, 100}, kUInt8).add(100).to_vector<int64_t>() == std::vector<int64_t>{44, 200});
+  CHECK(tensor(std::vector<int64_t>{3}, kUInt8).neg().item<int64_t>() == 253);
+  // The JIT agrees with the reference on all of it.
+  check_same_everywhere("int64 wrap", [&] { return cat({x + 1, -x, x.abs(), x * 3, x.sum().reshape({1})}); });
 }
