@@ -41,6 +41,11 @@ struct ThreadPool::State {
   int64_t n = 0, chunks = 0;
   std::atomic<int64_t> next{0};
   int64_t finished = 0;  // guarded by mu
+  // Workers inside run_chunks (guarded by mu). A worker can still be there
+  // after its job completed (it finished the last chunk and is about to take
+  // an index past the end); the next job must not change fn / n / chunks /
+  // next until it has left, or it could run a chunk of the new job twice.
+  int active = 0;
   std::exception_ptr error;
 
   void run_chunks() {
@@ -80,8 +85,11 @@ void ThreadPool::start_workers(int threads) {
           s->wake.wait(lock, [&] { return s->stop || s->generation != seen; });
           if (s->stop) return;
           seen = s->generation;
+          ++s->active;
         }
         s->run_chunks();
+        std::lock_guard<std::mutex> lock(s->mu);
+        if (--s->active == 0) s->done.notify_all();
       }
     });
 }
@@ -121,7 +129,8 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
   }
   State& s = *state_;
   {
-    std::lock_guard<std::mutex> lock(s.mu);
+    std::unique_lock<std::mutex> lock(s.mu);
+    s.done.wait(lock, [&] { return s.active == 0; });  // see State::active
     s.fn = &fn;
     s.n = n;
     s.chunks = std::min<int64_t>(n, num_threads());

@@ -16,12 +16,14 @@
 // thread first. Under ThreadSanitizer (./dev test-tsan) it must give no report.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <functional>
 #include <thread>
 #include <vector>
 
+#include "jit/thread_pool.h"
 #include "kiln/kiln.h"
 #include "linear_step.h"
 
@@ -202,5 +204,28 @@ TEST_CASE("threads: set_num_threads resizes the pool between evaluations") {
   }
   set_num_threads(0);  // clamped to one
   CHECK(get_num_threads() == 1);
+  set_num_threads(old);
+}
+
+TEST_CASE("threads: the pool runs every chunk exactly once, job after job, from several callers") {
+  // Regression: a worker that finished a job's last chunk could still be
+  // taking a chunk index when the next job reset the pool's fields, and run
+  // a chunk of the new job twice (jit/thread_pool.cpp, State::active).
+  const int old = get_num_threads();
+  set_num_threads(4);
+  std::atomic<int> bad{0};
+  auto caller = [&] {
+    for (int job = 0; job < 2000; ++job) {
+      std::vector<std::atomic<int>> runs(8);
+      jit::ThreadPool::instance().parallel_for(8, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) runs[static_cast<size_t>(i)].fetch_add(1);
+      });
+      for (auto& r : runs) bad += r.load() != 1;
+    }
+  };
+  std::thread other(caller);
+  caller();
+  other.join();
+  CHECK(bad.load() == 0);
   set_num_threads(old);
 }
