@@ -55,6 +55,7 @@ std::optional<Shape> view_strides(const Shape& old_sizes, const Shape& old_strid
 Shape infer_shape(const Shape& shape, int64_t numel, const char* op) {
   Shape out = shape;
   int64_t known = 1;
+  bool overflow = false;  // the known dims' product overflows int64 (no signed-overflow UB)
   std::optional<size_t> infer;
   for (size_t i = 0; i < out.size(); ++i) {
     if (out[i] == -1) {
@@ -62,11 +63,11 @@ Shape infer_shape(const Shape& shape, int64_t numel, const char* op) {
       infer = i;
     } else {
       KILN_CHECK(out[i] >= 0, op, "invalid shape dimension ", out[i], " (shape ", shape, ")");
-      known *= out[i];
+      overflow |= __builtin_mul_overflow(known, out[i], &known);
     }
   }
   if (infer) {
-    KILN_CHECK(known != 0 && numel % known == 0, op, "shape '", shape,
+    KILN_CHECK(!overflow && known != 0 && numel % known == 0, op, "shape '", shape,
                "' is invalid for input of size ", numel);
     out[*infer] = numel / known;
   }

@@ -48,6 +48,9 @@ TEST_CASE("hostile: shapes whose element count overflows 64 bits") {
   check_error([&] { ones({1, 3}).expand({big, big, 3}); }, "expand", "overflow");
   check_error([&] { ones({big}).reshape({big, 1}).expand({big, big}); }, "expand", "overflow");
   check_error([&] { ones({big}).unsqueeze(1).expand({-1, big}); }, "expand", "overflow");
+  // UBSan: the known dims' product overflowed while inferring a -1.
+  check_error([&] { empty({0}).view({big, big, -1}); }, "view", "is invalid for input of size 0");
+  check_error([&] { empty({0}).reshape({-1, big, big}); }, "reshape", "is invalid for input of size 0");
   // Still usable.
   CHECK(ones({2, 3}).sum().item<float>() == 6.0f);
 }

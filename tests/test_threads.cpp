@@ -33,7 +33,7 @@ using namespace kiln::indexing;
 namespace {
 
 constexpr int kThreads = 8;
-constexpr int kIterations = 60;
+constexpr int kIterations = 100;
 constexpr int kKinds = 7;
 
 // Shared, evaluated, read-only inputs.
