@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/asan.h"
 #include "kiln/error.h"
 #include "kiln/jit.h"
 
@@ -37,6 +38,7 @@ class Pool {
     void* p = it->second.back();
     it->second.pop_back();
     pooled_ -= rounded;
+    KILN_UNPOISON(p, rounded);
     return p;
   }
   void give(void* p, size_t rounded) {
@@ -45,13 +47,17 @@ class Pool {
       std::free(p);
       return;
     }
+    KILN_POISON(p, rounded);  // a use after free of a pooled block is an ASan report
     free_[rounded].push_back(p);
     pooled_ += rounded;
   }
   void release() {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& [size, blocks] : free_)
-      for (void* p : blocks) std::free(p);
+      for (void* p : blocks) {
+        KILN_UNPOISON(p, size);
+        std::free(p);
+      }
     free_.clear();
     pooled_ = 0;
   }
