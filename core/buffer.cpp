@@ -6,6 +6,7 @@
 // allocation is reported as failed.
 #include "core/buffer.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <limits>
@@ -14,12 +15,14 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/asan.h"
 #include "kiln/error.h"
+#include "kiln/jit.h"
 
 namespace kiln {
 
 namespace {
-std::atomic<int64_t> g_live_bytes{0};
+std::atomic<int64_t> g_live_bytes{0}, g_peak_bytes{0}, g_allocations{0};
 
 size_t rounded_size(size_t bytes) {
   size_t r = (bytes + 63) / 64 * 64;
@@ -35,6 +38,7 @@ class Pool {
     void* p = it->second.back();
     it->second.pop_back();
     pooled_ -= rounded;
+    KILN_UNPOISON(p, rounded);
     return p;
   }
   void give(void* p, size_t rounded) {
@@ -43,13 +47,17 @@ class Pool {
       std::free(p);
       return;
     }
+    KILN_POISON(p, rounded);  // a use after free of a pooled block is an ASan report
     free_[rounded].push_back(p);
     pooled_ += rounded;
   }
   void release() {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& [size, blocks] : free_)
-      for (void* p : blocks) std::free(p);
+      for (void* p : blocks) {
+        KILN_UNPOISON(p, size);
+        std::free(p);
+      }
     free_.clear();
     pooled_ = 0;
   }
@@ -95,7 +103,11 @@ std::shared_ptr<Buffer> Buffer::allocate(DType dtype, int64_t numel, Device devi
   }
   KILN_CHECK(p != nullptr, "allocate", "out of memory: could not allocate ", bytes,
              " bytes (", numel, " elements of ", dtype_name(dtype), ") on ", device.str());
-  g_live_bytes += static_cast<int64_t>(rounded);
+  const int64_t live = g_live_bytes += static_cast<int64_t>(rounded);
+  int64_t peak = g_peak_bytes.load(std::memory_order_relaxed);
+  while (live > peak && !g_peak_bytes.compare_exchange_weak(peak, live, std::memory_order_relaxed)) {
+  }
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
   return std::shared_ptr<Buffer>(new Buffer(p, dtype, numel, device, true));
 }
 
@@ -113,5 +125,16 @@ Buffer::~Buffer() {
 int64_t Buffer::live_bytes() { return g_live_bytes.load(); }
 int64_t Buffer::pooled_bytes() { return static_cast<int64_t>(pool().pooled()); }
 void Buffer::release_pool() { pool().release(); }
+
+MemoryStats memory_stats() {
+  MemoryStats m;
+  m.live_bytes = g_live_bytes.load();
+  m.peak_bytes = std::max(g_peak_bytes.load(), m.live_bytes);
+  m.pooled_bytes = Buffer::pooled_bytes();
+  m.allocations = g_allocations.load();
+  return m;
+}
+void reset_peak_memory() { g_peak_bytes = g_live_bytes.load(); }
+void release_memory_pool() { Buffer::release_pool(); }
 
 }  // namespace kiln

@@ -73,7 +73,7 @@ void fill_from(T* out, const NestedData& d) {
   for (size_t i = 0; i < d.values().size(); ++i) {
     if constexpr (std::is_same_v<T, bool>) out[i] = d.values()[i] != 0.0;
     else if constexpr (std::is_integral_v<T>)
-      out[i] = integral_source ? static_cast<T>(d.ints()[i]) : static_cast<T>(static_cast<int64_t>(d.values()[i]));
+      out[i] = integral_source ? static_cast<T>(d.ints()[i]) : static_cast<T>(trunc_to_int64(d.values()[i]));
     else if constexpr (std::is_same_v<T, double>) out[i] = integral_source ? static_cast<double>(d.ints()[i]) : d.values()[i];
     else out[i] = T(static_cast<float>(integral_source ? static_cast<double>(d.ints()[i]) : d.values()[i]));
   }
@@ -187,7 +187,7 @@ Tensor arange(Scalar start, Scalar end, Scalar step, const TensorOptions& o, Sou
   KILN_CHECK((cst > 0 && ce >= cs) || (cst < 0 && ce <= cs), "arange",
              "upper bound and larger bound inconsistent with step sign (start ", s, ", end ", e,
              ", step ", st, ")");
-  double size_d = dt == DType::Int64 ? std::ceil(static_cast<double>(ie - is) / cst)
+  double size_d = dt == DType::Int64 ? std::ceil(static_cast<double>(static_cast<__int128>(ie) - is) / cst)
                                      : std::ceil((e - s) / st);
   KILN_CHECK(size_d >= 0 && size_d <= static_cast<double>(std::numeric_limits<int64_t>::max() / 8),
              "arange", "invalid size, possible overflow? (start ", s, ", end ", e, ", step ", st, ")");

@@ -218,7 +218,8 @@ static Scalar scaled_scalar(const Tensor& t, const Scalar& o, const Scalar& alph
   KILN_CHECK(!(alpha.is_floating_point() && is_integral(result_type(t, o), true)), name,
              "For integral input tensors, argument alpha must not be a floating point number.");
   if (!alpha.is_floating_point() && alpha.to_long() == 1) return o;
-  if (!o.is_floating_point() && !alpha.is_floating_point()) return Scalar(o.to_long() * alpha.to_long());
+  if (!o.is_floating_point() && !alpha.is_floating_point())  // wraps as PyTorch's (no signed-overflow UB)
+    return Scalar(static_cast<int64_t>(static_cast<uint64_t>(o.to_long()) * static_cast<uint64_t>(alpha.to_long())));
   return Scalar(o.to_double() * alpha.to_double());
 }
 Tensor Tensor::add(Scalar o, Scalar alpha, SourceLoc loc) const {

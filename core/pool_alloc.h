@@ -15,6 +15,8 @@
 #include <new>
 #include <utility>
 
+#include "core/asan.h"
+
 namespace kiln {
 
 namespace pool_detail {
@@ -31,6 +33,7 @@ struct Cleaner {
   ~Cleaner() {
     list->closed = true;
     while (list->head) {
+      KILN_UNPOISON(list->head, sizeof(void*));
       void* next = *static_cast<void**>(list->head);
       ::operator delete(list->head);
       list->head = next;
@@ -110,6 +113,7 @@ struct PoolAllocator {
     pool_detail::FreeList& l = pool_detail::free_list<Size>();
     if (!l.head) return ::operator new(Size);
     void* p = l.head;
+    KILN_UNPOISON(p, Size);
     l.head = *static_cast<void**>(p);
     --l.count;
     return p;
@@ -120,6 +124,7 @@ struct PoolAllocator {
     pool_detail::FreeList& l = pool_detail::free_list<Size>();
     if (l.closed || l.count >= pool_detail::kMaxCached) return ::operator delete(p);
     *static_cast<void**>(p) = l.head;
+    KILN_POISON(p, Size);  // a use after free of a cached block is an ASan report
     l.head = p;
     ++l.count;
   }

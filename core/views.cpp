@@ -56,6 +56,7 @@ std::optional<Shape> view_strides(const Shape& old_sizes, const Shape& old_strid
 Shape infer_shape(const Shape& shape, int64_t numel, const char* op) {
   Shape out = shape;
   int64_t known = 1;
+  bool overflow = false;  // the known dims' product overflows int64 (no signed-overflow UB)
   std::optional<size_t> infer;
   for (size_t i = 0; i < out.size(); ++i) {
     if (out[i] == -1) {
@@ -63,11 +64,11 @@ Shape infer_shape(const Shape& shape, int64_t numel, const char* op) {
       infer = i;
     } else {
       KILN_CHECK(out[i] >= 0, op, "invalid shape dimension ", out[i], " (shape ", shape, ")");
-      known *= out[i];
+      overflow |= __builtin_mul_overflow(known, out[i], &known);
     }
   }
   if (infer) {
-    KILN_CHECK(known != 0 && numel % known == 0, op, "shape '", shape,
+    KILN_CHECK(!overflow && known != 0 && numel % known == 0, op, "shape '", shape,
                "' is invalid for input of size ", numel);
     out[*infer] = numel / known;
   }
@@ -108,10 +109,12 @@ Tensor Tensor::slice(int64_t dim, std::optional<int64_t> start, std::optional<in
   };
   int64_t s = start ? clampi(*start) : 0;
   int64_t e = end ? clampi(*end) : size;
-  int64_t len = e > s ? (e - s + step - 1) / step : 0;
+  // (No e - s + step - 1: it overflows for a huge step. A view of at most
+  // one element keeps its stride, which a huge step would overflow too.)
+  int64_t len = e > s ? 1 + (e - s - 1) / step : 0;
   Shape sizes = t.sizes, strides = t.strides;
   sizes[d] = len;
-  strides[d] = t.strides[d] * step;
+  strides[d] = len > 1 ? t.strides[d] * step : t.strides[d];
   Tensor out = make_view(*this, sizes, strides, t.offset + s * t.strides[d]);
   if (auto f = record(GradFn::SliceBackward0, out, {this})) f->ints = {d, s, std::max(e, s), step};
   return out;
@@ -125,7 +128,8 @@ Tensor Tensor::narrow(int64_t dim, int64_t start, int64_t length, SourceLoc loc)
   KILN_CHECK(start >= -size && start <= size, "narrow", "start out of range (expected to be in range of [",
              -size, ", ", size, "], but got ", start, ")");
   if (start < 0) start += size;
-  KILN_CHECK(length >= 0 && start + length <= size, "narrow", "start (", start, ") + length (",
+  // (length <= size - start: start + length may overflow)
+  KILN_CHECK(length >= 0 && length <= size - start, "narrow", "start (", start, ") + length (",
              length, ") exceeds dimension size (", size, ").");
   return slice(d, start, start + length, 1);
 }

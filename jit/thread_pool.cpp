@@ -4,6 +4,8 @@
 // run inline, so kernels never deadlock on the pool.
 #include "jit/thread_pool.h"
 
+#include "kiln/jit.h"
+
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -39,6 +41,11 @@ struct ThreadPool::State {
   int64_t n = 0, chunks = 0;
   std::atomic<int64_t> next{0};
   int64_t finished = 0;  // guarded by mu
+  // Workers inside run_chunks (guarded by mu). A worker can still be there
+  // after its job completed (it finished the last chunk and is about to take
+  // an index past the end); the next job must not change fn / n / chunks /
+  // next until it has left, or it could run a chunk of the new job twice.
+  int active = 0;
   std::exception_ptr error;
 
   void run_chunks() {
@@ -63,46 +70,70 @@ ThreadPool& ThreadPool::instance() {
   return pool;
 }
 
-ThreadPool::ThreadPool(int threads) : state_(new State), num_threads_(threads) {
+ThreadPool::ThreadPool(int threads) : state_(new State), num_threads_(1) { start_workers(threads); }
+
+void ThreadPool::start_workers(int threads) {
+  num_threads_ = threads;
+  const uint64_t now = state_->generation;  // new workers wait for the next job
   for (int i = 1; i < threads; ++i)
-    state_->workers.emplace_back([s = state_] {
+    state_->workers.emplace_back([s = state_, now] {
       t_in_pool = true;
-      uint64_t seen = 0;
+      uint64_t seen = now;
       for (;;) {
         {
           std::unique_lock<std::mutex> lock(s->mu);
           s->wake.wait(lock, [&] { return s->stop || s->generation != seen; });
           if (s->stop) return;
           seen = s->generation;
+          ++s->active;
         }
         s->run_chunks();
+        std::lock_guard<std::mutex> lock(s->mu);
+        if (--s->active == 0) s->done.notify_all();
       }
     });
 }
 
-ThreadPool::~ThreadPool() {
+void ThreadPool::stop_workers() {
   {
     std::lock_guard<std::mutex> lock(state_->mu);
     state_->stop = true;
   }
   state_->wake.notify_all();
   for (auto& t : state_->workers) t.join();
+  state_->workers.clear();
+  std::lock_guard<std::mutex> lock(state_->mu);
+  state_->stop = false;
+}
+
+void ThreadPool::resize(int threads) {
+  threads = std::clamp(threads, 1, 1024);
+  // Holding busy: no parallel_for runs meanwhile (concurrent callers run inline).
+  std::lock_guard<std::mutex> busy(state_->busy);
+  if (threads == num_threads_) return;
+  stop_workers();
+  start_workers(threads);
+}
+
+ThreadPool::~ThreadPool() {
+  stop_workers();
   delete state_;
 }
 
 void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
   if (n <= 0) return;
   std::unique_lock<std::mutex> busy(state_->busy, std::defer_lock);
-  if (num_threads_ == 1 || n == 1 || t_in_pool || !busy.try_lock()) {
+  if (num_threads() == 1 || n == 1 || t_in_pool || !busy.try_lock()) {
     fn(0, n);
     return;
   }
   State& s = *state_;
   {
-    std::lock_guard<std::mutex> lock(s.mu);
+    std::unique_lock<std::mutex> lock(s.mu);
+    s.done.wait(lock, [&] { return s.active == 0; });  // see State::active
     s.fn = &fn;
     s.n = n;
-    s.chunks = std::min<int64_t>(n, num_threads_);
+    s.chunks = std::min<int64_t>(n, num_threads());
     s.finished = 0;
     s.error = nullptr;
     s.next = 0;  // last: a worker that takes a chunk sees the fields above
@@ -118,3 +149,8 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
 }
 
 }  // namespace kiln::jit
+
+namespace kiln {
+void set_num_threads(int n) { jit::ThreadPool::instance().resize(n); }
+int get_num_threads() { return jit::ThreadPool::instance().num_threads(); }
+}  // namespace kiln

@@ -34,6 +34,29 @@
 namespace kiln_diff {
 
 // ---------------------------------------------------------------------------
+// The generator's randomness: a seeded std::mt19937_64 (the differential
+// test), or the fuzzer's input bytes (fuzz/kiln_fuzz.cpp), one byte per draw
+// spread over 64 bits (so a byte picks a choice in proportion), then the
+// seeded engine once the bytes run out.
+class Entropy {
+ public:
+  using result_type = uint64_t;
+  explicit Entropy(uint64_t seed) : mt_(seed) {}
+  Entropy(const uint8_t* data, size_t size) : mt_(size), data_(data), size_(size) {}
+  static constexpr result_type min() { return 0; }
+  static constexpr result_type max() { return ~result_type{0}; }
+  result_type operator()() {
+    if (pos_ < size_) return data_[pos_++] * 0x0101010101010101ULL;
+    return mt_();
+  }
+
+ private:
+  std::mt19937_64 mt_;
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0, pos_ = 0;
+};
+
+// ---------------------------------------------------------------------------
 // The generator
 
 // Relative weights of the instruction families; a family of weight 0 is never drawn.
@@ -49,11 +72,16 @@ struct Weights {
   int matmul = 0;
   int join = 0;
   int inplace = 0;
+  int grad = 0;  // floating leaves that require grad, and kiln::grad of a result
 };
 
 class Gen {
  public:
   Gen(uint64_t seed, Weights w) : rng_(seed), w_(w), seed_(seed) {
+    env_.vars.reserve(256);
+  }
+  // Draws from the bytes (the fuzzer's input) first.
+  Gen(const uint8_t* data, size_t size, Weights w) : rng_(data, size), w_(w), seed_(size) {
     env_.vars.reserve(256);
   }
 
@@ -75,7 +103,7 @@ class Gen {
   }
 
  private:
-  std::mt19937_64 rng_;
+  Entropy rng_;
   Weights w_;
   uint64_t seed_;
   Program prog_;
@@ -198,7 +226,8 @@ class Gen {
         {w_.leaf, &Gen::leaf},         {w_.unary, &Gen::unary},         {w_.binary, &Gen::binary},
         {w_.scalar_binary, &Gen::scalar_binary}, {w_.where_clamp, &Gen::where_clamp},
         {w_.cast, &Gen::cast},         {w_.view, &Gen::view},           {w_.reduce, &Gen::reduce},
-        {w_.matmul, &Gen::matmul},     {w_.join, &Gen::join},           {w_.inplace, &Gen::inplace}};
+        {w_.matmul, &Gen::matmul},     {w_.join, &Gen::join},           {w_.inplace, &Gen::inplace},
+        {w_.grad, &Gen::grad}};
     int total = 0;
     for (const auto& t : table) total += t.first;
     int x = static_cast<int>(uni(0, total - 1));
@@ -688,7 +717,7 @@ class Gen {
   }
   // The piece'th tensor of a split; a piece out of range is an invalid program.
   static Tensor pick_piece(const std::vector<Tensor>& v, int64_t piece) {
-    if (piece >= static_cast<int64_t>(v.size())) throw kiln::Error("no such piece");
+    if (piece >= static_cast<int64_t>(v.size())) throw kiln::Error("[split] the generator asked for no such piece");
     return v[static_cast<size_t>(piece)];
   }
 
@@ -1019,6 +1048,35 @@ class Gen {
         break;
       }
     }
+    emit(std::move(ins));
+  }
+
+  // ---- autograd ----
+  // A floating leaf that requires grad, or the gradient of a result's sum
+  // with respect to a var that requires grad (kiln::grad, lazy like any op;
+  // zeros where unused). Gradients sum over broadcast dims: inexact.
+  void grad() {
+    const std::vector<int> ys = vars_where([](const Tensor& t) {
+      return t.requires_grad() && kiln::is_floating_point(t.dtype());
+    });
+    if (ys.empty() || coin(0.3)) {
+      static const DType fl[] = {DType::Float32, DType::Float64, DType::Float32, DType::Float16};
+      const int v = leaf_of(rand_shape(3), fl[uni(0, 3)]);
+      if (v < 0) return;
+      unary_instr(v, ".detach().requires_grad_()", [](const Tensor& t) { return t.detach().requires_grad_(); });
+      return;
+    }
+    const int y = ys[ys.size() - 1 - static_cast<size_t>(uni(0, std::min<int64_t>(2, ys.size() - 1)))];
+    const int x = pick(ys);
+    Instr ins;
+    ins.text = def("kiln::grad({" + vname(y) + ".sum()}, {" + vname(x) +
+                   "}, {}, true, false, true)[0]") + "  // zeros_like(" + vname(x) + ") if undefined";
+    ins.reads = {y, x};
+    ins.inexact = kInexact;
+    ins.run = [y, x](Env& e) {
+      Tensor g = kiln::grad({e.vars[y].sum()}, {e.vars[x]}, {}, true, false, true)[0];
+      return g.defined() ? g : kiln::zeros_like(e.vars[x]);
+    };
     emit(std::move(ins));
   }
 };

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -69,8 +70,13 @@ inline bool run_instr(const Program& p, int i, Env& env) {
   try {
     out = ins.run(env);
   } catch (const kiln::Error& e) {
-    // An invalid program is skipped; a broken kiln invariant is a failure.
-    if (std::string(e.what()).rfind("[internal]", 0) == 0) throw;
+    // An invalid program is skipped; a broken kiln invariant is a failure,
+    // and so is a user error without its "[op] what is wrong" message.
+    const std::string msg = e.what();
+    if (msg.rfind("[internal]", 0) == 0) throw;
+    const size_t close = msg.find("] ");
+    if (msg.empty() || msg[0] != '[' || close == std::string::npos || close + 2 >= msg.size())
+      throw std::logic_error("kiln::Error without an \"[op] message\": \"" + msg + "\"");
     return false;
   }
   uint8_t t = ins.inexact;

@@ -12,6 +12,7 @@
 #include "core/node.h"
 #include "kiln/dtype.h"
 #include "kiln/error.h"
+#include "kiln/scalar.h"
 
 namespace kiln::reference {
 
@@ -63,12 +64,7 @@ using compute_t = std::conditional_t<std::is_same_v<T, double>, double,
 // The type sums, products and dot products accumulate in.
 template <typename T> using accum_t = std::conditional_t<kIsFloat<T>, double, int64_t>;
 
-// Float to int64, truncating toward zero; NaN and values outside int64's
-// range give INT64_MIN (what x86's cvttsd2si gives, so kiln has no UB here).
-inline int64_t trunc_to_int64(double d) {
-  if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0)) return INT64_MIN;
-  return static_cast<int64_t>(d);
-}
+using kiln::trunc_to_int64;  // kiln/scalar.h: float to int64 without UB
 
 // The value conversion used everywhere (Cast, storing computed values):
 //   anything -> bool: != 0 (NaN -> true);  bool -> anything: 0 / 1;

@@ -25,7 +25,7 @@ class NestedData {
   NestedData(T v) {  // NOLINT
     kind_ = std::is_floating_point_v<T> ? Scalar::Kind::Float : Scalar::Kind::Int;
     values_.push_back(static_cast<double>(v));
-    ints_.push_back(static_cast<int64_t>(v));
+    ints_.push_back(std::is_floating_point_v<T> ? trunc_to_int64(static_cast<double>(v)) : static_cast<int64_t>(v));
   }
   NestedData(std::initializer_list<NestedData> list);
   template <typename T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
@@ -35,7 +35,7 @@ class NestedData {
     sizes_.push_back(static_cast<int64_t>(v.size()));
     for (const auto& x : v) {
       values_.push_back(static_cast<double>(x));
-      ints_.push_back(static_cast<int64_t>(x));
+      ints_.push_back(std::is_floating_point_v<T> ? trunc_to_int64(static_cast<double>(x)) : static_cast<int64_t>(x));
     }
   }
 

@@ -37,4 +37,24 @@ enum class Evaluator : uint8_t { Jit, Reference };
 void set_evaluator(Evaluator e);
 Evaluator evaluator();
 
+// The size of the thread pool that kernels split their work over, as
+// torch::set_num_threads. KILN_NUM_THREADS sets it at start-up (default: all
+// cores). Results do not depend on it: every output element is computed by
+// one thread in a fixed order, whatever the split. Call it between
+// evaluations (it waits for a running parallel kernel to finish).
+void set_num_threads(int n);
+int get_num_threads();
+
+// The buffer allocator's counters (tensor data kiln allocated itself; not
+// graph nodes, not from_blob memory). Thread-safe.
+struct MemoryStats {
+  int64_t live_bytes = 0;    // held by live buffers now
+  int64_t peak_bytes = 0;    // the most live_bytes has been since start or reset_peak_memory()
+  int64_t pooled_bytes = 0;  // freed blocks kept for reuse (KILN_POOL_MB caps them)
+  int64_t allocations = 0;   // buffers allocated since start (pool reuses included)
+};
+MemoryStats memory_stats();
+void reset_peak_memory();  // peak_bytes = live_bytes
+void release_memory_pool();  // frees the pooled blocks
+
 }  // namespace kiln

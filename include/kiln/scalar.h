@@ -10,6 +10,14 @@
 
 namespace kiln {
 
+// Float to int64, truncating toward zero; NaN and values outside int64's
+// range give INT64_MIN (what x86's cvttsd2si gives, so kiln has no undefined
+// behaviour there: a plain cast would be UB).
+inline int64_t trunc_to_int64(double d) {
+  if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0)) return INT64_MIN;
+  return static_cast<int64_t>(d);
+}
+
 class Scalar {
  public:
   enum class Kind : uint8_t { Bool, Int, Float };
@@ -30,7 +38,7 @@ class Scalar {
   bool is_bool() const { return kind_ == Kind::Bool; }
 
   double to_double() const { return kind_ == Kind::Float ? d_ : static_cast<double>(i_); }
-  int64_t to_long() const { return kind_ == Kind::Float ? static_cast<int64_t>(d_) : i_; }
+  int64_t to_long() const { return kind_ == Kind::Float ? trunc_to_int64(d_) : i_; }
   bool to_bool() const { return kind_ == Kind::Float ? d_ != 0.0 : i_ != 0; }
   template <typename T> T to() const;
 

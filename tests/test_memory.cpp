@@ -1,0 +1,130 @@
+// Bounded memory: a loop that updates a tensor and never reads it stays
+// under a fixed bound (graphs deeper than 512 nodes are evaluated as they are
+// built); a training loop's memory stops growing after its first iterations;
+// an allocation that cannot be had raises kiln::Error naming the size, and
+// kiln keeps working afterwards. README, "Reliability", gives the figures.
+//
+// Two counters: kiln's own allocator (kiln::memory_stats(): tensor buffers)
+// and the process heap (glibc's mallinfo2, or the sanitizer allocator's
+// count under ASan/TSan), which also sees graph nodes and tensor handles.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kiln/kiln.h"
+#include "linear_step.h"
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define KILN_TEST_SANITIZER_HEAP 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define KILN_TEST_SANITIZER_HEAP 1
+#endif
+#ifdef KILN_TEST_SANITIZER_HEAP
+#include <sanitizer/allocator_interface.h>
+#else
+#include <malloc.h>
+#endif
+
+using namespace kiln;
+
+namespace {
+
+// Bytes the process heap has handed out and not taken back.
+int64_t heap_bytes() {
+#ifdef KILN_TEST_SANITIZER_HEAP
+  return static_cast<int64_t>(__sanitizer_get_current_allocated_bytes());
+#else
+  const struct mallinfo2 m = mallinfo2();
+  return static_cast<int64_t>(m.uordblks + m.hblkhd);
+#endif
+}
+
+constexpr int64_t kMiB = 1 << 20;
+// The bound of the never-read loop: growth of the heap over 100,000 updates.
+constexpr int64_t kLoopHeapBound = 4 * kMiB;
+
+}  // namespace
+
+TEST_CASE("memory: 100,000 in-place updates never read stay under a fixed bound") {
+  Tensor x = zeros({256});
+  for (int i = 0; i < 2000; ++i) x.add_(1);  // warm up: kernels and schedules cached
+  const int64_t heap0 = heap_bytes();
+  const int64_t live0 = memory_stats().live_bytes;
+  reset_peak_memory();
+  int64_t heap_max = heap0;
+  for (int i = 0; i < 100000; ++i) {
+    x.add_(1);
+    if (i % 500 == 0) heap_max = std::max(heap_max, heap_bytes());
+  }
+  MESSAGE("heap growth over 100,000 updates: " << (heap_max - heap0) << " bytes; kiln peak buffers "
+                                               << memory_stats().peak_bytes - live0 << " bytes above the start");
+  CHECK(heap_max - heap0 < kLoopHeapBound);
+  // At most the tensor and one evaluation's result live at once.
+  CHECK(memory_stats().peak_bytes - live0 <= 2 * 1024);
+  CHECK(x.index({0}).item<float>() == 102000.0f);
+  CHECK(x.sum().item<float>() == 256 * 102000.0f);
+}
+
+TEST_CASE("memory: a training loop's memory does not grow after the first iterations") {
+  manual_seed(3);
+  Tensor X = randn({256, 8}), Y = randn({256, 1});
+  Tensor w = zeros({8, 1}, requires_grad()), b = zeros({1}, requires_grad());
+  auto epoch = [&] { kiln_test::linear_step(X, Y, w, b, 0.05); };
+  for (int i = 0; i < 10; ++i) epoch();
+  const MemoryStats m0 = memory_stats();
+  const int64_t heap0 = heap_bytes();
+  int64_t live_max = m0.live_bytes, pooled_max = m0.pooled_bytes, heap_max = heap0;
+  for (int i = 0; i < 500; ++i) {
+    epoch();
+    const MemoryStats m = memory_stats();
+    live_max = std::max(live_max, m.live_bytes);
+    pooled_max = std::max(pooled_max, m.pooled_bytes);
+    heap_max = std::max(heap_max, heap_bytes());
+  }
+  MESSAGE("training loop: live " << m0.live_bytes << " bytes, pooled " << m0.pooled_bytes
+                                 << ", heap growth over 500 epochs " << heap_max - heap0 << " bytes");
+  CHECK(live_max == m0.live_bytes);
+  CHECK(pooled_max == m0.pooled_bytes);
+  CHECK(heap_max - heap0 < 256 * 1024);
+  CHECK(std::isfinite(w.sum().item<float>()));
+}
+
+TEST_CASE("memory: out of memory raises kiln::Error with the size; kiln stays usable") {
+  const int64_t live0 = memory_stats().live_bytes;
+  const int64_t n = int64_t{1} << 40;  // 4 TiB of float32: more than any machine here
+  std::string msg;
+  try {
+    Tensor x = ones({n});
+    x.add_(1);  // a stored write: the JIT allocates its 4 TiB buffer
+    x.eval();
+  } catch (const Error& e) {
+    msg = e.what();
+  }
+  CHECK(msg == "[allocate] out of memory: could not allocate 4398046511104 bytes (1099511627776 elements "
+               "of torch.float32) on cpu");
+  CHECK(memory_stats().live_bytes == live0);
+
+  // A byte count that overflows size_t.
+  msg.clear();
+  try {
+    empty({int64_t{1} << 62}, kFloat64).eval();
+  } catch (const Error& e) {
+    msg = e.what();
+  }
+  CHECK(msg == "[allocate] cannot allocate 4611686018427387904 elements of torch.float64: the size overflows");
+
+  // Still usable: evaluations, the pool, autograd.
+  Tensor a = tensor({1.0f, 2.0f, 3.0f}, requires_grad());
+  Tensor s = (a * a).sum();
+  s.backward();
+  CHECK(s.item<float>() == 14.0f);
+  CHECK(a.grad().to_vector<float>() == std::vector<float>{2, 4, 6});
+  CHECK(memory_stats().allocations > 0);
+}
