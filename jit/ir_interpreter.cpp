@@ -162,6 +162,9 @@ class Interp {
         else if (fp && std::isnan(v.f)) take = true;
         else if (fp) take = is_max ? v.f > x.v.f : v.f < x.v.f;
         else take = is_max ? v.i > x.v.i : v.i < x.v.i;
+        const bool values = acc.combiner == Combiner::Max || acc.combiner == Combiner::Min;
+        if (!take && values && fp && v.f == 0.0 && x.v.f == 0.0)  // -0 below +0, as the reference
+          take = is_max ? (!std::signbit(v.f) && std::signbit(x.v.f)) : (std::signbit(v.f) && !std::signbit(x.v.f));
         if (take) {
           x.v = v;
           x.where = s.index >= 0 ? get(s.index).i : 0;

@@ -47,7 +47,7 @@
 // Accumulators: Stmt::AccInit sets an accumulator to its combiner's identity,
 // Stmt::AccUpdate folds a value in, Value AccRead reads it. Sum and Prod
 // accumulate in Accumulator::dtype (Float64 for floating inputs, Int64 for
-// integers, as the reference); Max/Min keep NaN once seen; ArgMax/ArgMin keep
+// integers, as the reference); Max/Min keep NaN once seen (-0 orders below +0); ArgMax/ArgMin keep
 // the first index of the extreme (a NaN counts as the extreme), reading back
 // the Int64 index; All/Any give Bool.
 #pragma once

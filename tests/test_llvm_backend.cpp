@@ -574,6 +574,14 @@ TEST_CASE("llvm: reductions") {
   CHECK(reduce_rows(C::Min, kInt32, kInt32, kInt32, {5, -7, 3, 2147483647.0}, 2, 2) ==
         V{-7, 3});
   CHECK(reduce_rows(C::Max, kUInt8, kUInt8, kUInt8, {5, 255, 0, 0}, 2, 2) == V{255, 0});
+  // -0 orders below +0 (IEEE maximum / minimum): a zero's sign does not
+  // depend on where it sits.
+  for (const V& z : {V{-0.0, 0.0, 0.0, -0.0}}) {
+    const V hi = reduce_rows(C::Max, kFloat32, kFloat32, kFloat32, z, 2, 2);
+    const V lo = reduce_rows(C::Min, kFloat64, kFloat64, kFloat64, z, 2, 2);
+    CHECK((!std::signbit(hi[0]) && !std::signbit(hi[1])));
+    CHECK((std::signbit(lo[0]) && std::signbit(lo[1])));
+  }
   // Long rows run the vectorized loop (llvm.maximum / llvm.minimum lanes):
   // a NaN anywhere wins, else the extreme wherever it sits.
   for (DType dt : {kFloat32, kFloat64}) {

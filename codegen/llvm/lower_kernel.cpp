@@ -361,8 +361,8 @@ class Lowering {
         if (is_float_dtype(t)) {
           // llvm.maximum / llvm.minimum propagate NaN, as the reference's
           // rule, and the loop vectorizer recognizes them as a reduction
-          // (the compare-and-select form stays scalar). They order -0 below
-          // +0 where the reference keeps the first of two zeros: equal values.
+          // (the compare-and-select form stays scalar). -0 orders below +0,
+          // in the reference too.
           next = a.combiner == Combiner::Max ? b.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, cur, v)
                                              : b.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, cur, v);
           break;

@@ -4,6 +4,8 @@
 // size 1), so every output sees its elements in increasing index order.
 #include "core/reference/kernels.h"
 
+#include <cmath>
+
 namespace kiln::reference {
 
 namespace {
@@ -69,6 +71,8 @@ template <typename T> void sum_prod(bool is_sum, const Reduction& r, const Buffe
 
 // Max / Min (values) and ArgMax / ArgMin (int64 index along the one reduced
 // dim). The first extreme wins ties; a NaN is the extreme: the first NaN wins.
+// Values order -0 below +0 (IEEE 754-2019 maximum / minimum), so a max or min
+// of zeros does not depend on their order (the compiled kernels vectorize it).
 template <typename T>
 void extreme(bool is_max, bool is_arg, int64_t dim, const Reduction& r, const Buffer& a,
              Buffer& out) {
@@ -86,6 +90,9 @@ void extreme(bool is_max, bool is_arg, int64_t dim, const Reduction& r, const Bu
     else if (is_nan(best[k])) take = false;
     else if (is_nan(v)) take = true;
     else take = is_max ? v > best[k] : v < best[k];
+    if (!take && !is_arg && v == best[k] && v == C(0))
+      take = is_max ? (!std::signbit(static_cast<double>(v)) && std::signbit(static_cast<double>(best[k])))
+                    : (std::signbit(static_cast<double>(v)) && !std::signbit(static_cast<double>(best[k])));
     if (take) {
       best[k] = v;
       where[k] = is_arg ? idx[static_cast<size_t>(dim)] : 0;
