@@ -213,6 +213,17 @@ void hand_center(float* out, const float* x, int64_t rows, int64_t cols) {
   }
 }
 
+// (4c) x.sum(0): rows added into per-column float64 sums (contiguous rows)
+void hand_colsum(float* out, const float* x, int64_t rows, int64_t cols) {
+  std::vector<double> acc(static_cast<size_t>(cols), 0.0);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * cols;
+#pragma omp simd
+    for (int64_t j = 0; j < cols; ++j) acc[j] += xr[j];
+  }
+  for (int64_t j = 0; j < cols; ++j) out[j] = static_cast<float>(acc[j]);
+}
+
 // (4b) layer norm without affine: xc = x - mean; xc * rsqrt(mean(xc^2) + eps)
 void hand_layernorm(float* out, const float* x, int64_t rows, int64_t cols, float eps) {
 #pragma omp parallel for num_threads(g_threads) schedule(static)
@@ -373,6 +384,23 @@ std::vector<Case> make_cases(const Size& sz, Inputs& in) {
 #ifdef KILN_BENCH_HAVE_TORCH
     auto tx = as_torch(x);
     k.torch_fn = [=] { return tx - tx.mean(1, true); };
+#endif
+    cases.push_back(std::move(k));
+  }
+  {
+    Case k;
+    k.name = "colsum";
+    k.expr = "x.sum(0)";
+    k.shape = shape_str({R, C});
+    k.n = N;
+    k.min_bytes = f * (N + C);
+    k.build = [=] { return x.sum(0); };
+    k.expect.resize(C);
+    k.hand = [px, R, C](float* e) { hand_colsum(e, px, R, C); };
+    k.check_tol = 1e-3;  // summation order differs
+#ifdef KILN_BENCH_HAVE_TORCH
+    auto tx = as_torch(x);
+    k.torch_fn = [=] { return tx.sum(0); };
 #endif
     cases.push_back(std::move(k));
   }
