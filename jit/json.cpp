@@ -110,7 +110,7 @@ class Parser {
       if (pos_ >= s_.size() || s_[pos_] != '"') fail("expected a member name in quotes");
       std::string key = string();
       expect(':', "after a member name");
-      v.members.emplace_back(std::move(key), value(depth));
+      v.members.push_back(Member{std::move(key), value(depth)});
     } while (eat(','));
     expect('}', "to close an object");
     return v;

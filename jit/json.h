@@ -15,6 +15,8 @@ namespace kiln::jit::json {
 
 enum class Kind : uint8_t { Null, Bool, Int, Real, String, Array, Object };
 
+struct Member;  // an object's key and value (below: Value is incomplete here)
+
 struct Value {
   Kind kind = Kind::Null;
   bool boolean = false;
@@ -22,8 +24,15 @@ struct Value {
   double real = 0.0;    // Kind::Real, and Kind::Int as a double
   std::string string;
   std::vector<Value> items;                            // Array
-  std::vector<std::pair<std::string, Value>> members;  // Object, in file order
-  const Value* find(std::string_view key) const;       // Object member or nullptr
+  // Object members in file order. Not std::pair<std::string, Value>: clang
+  // with libstdc++ checks pair's constructors while Value is incomplete.
+  std::vector<Member> members;
+  const Value* find(std::string_view key) const;  // Object member or nullptr
+};
+
+struct Member {
+  std::string first;
+  Value second;
 };
 
 struct Limits {
