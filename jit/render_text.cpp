@@ -1,5 +1,6 @@
 // The readable text form of the graph and of the fusion plan, the text
 // pieces every renderer shares, and the dispatch on DumpFormat.
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <sstream>
@@ -162,7 +163,10 @@ std::string text_plan(const GraphView& g, const Plan& p, const DumpOptions& opt)
     os << e.label << " " << e.name << (st.kind == StepKind::Matmul ? " (library call)" : "") << '\n';
     os << "    why:    " << why_text(st.why) << '\n';
     os << "    nodes:  " << list(e.fused, false) << '\n';
-    os << "    reads:  " << list(st.inputs, true) << '\n';
+    // By id: the kernel's buffer-slot order can follow allocation addresses.
+    std::vector<const Node*> reads = st.inputs;
+    std::sort(reads.begin(), reads.end(), [&](const Node* a, const Node* b) { return g.id(a) < g.id(b); });
+    os << "    reads:  " << list(reads, true) << '\n';
     os << "    writes: " << list(st.outputs, true) << '\n';
     os << "    cost:   " << bytes_text(e.bytes_read) << " read, " << bytes_text(e.bytes_written) << " written, "
        << count_text(e.ops) << " ops\n";
