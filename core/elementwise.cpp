@@ -301,6 +301,12 @@ Tensor Tensor::rsqrt(SourceLoc loc) const {
   const LocScope at(loc);
   return unary_float(Op::Rsqrt, *this, "rsqrt");
 }
+// 1 / x as a division by the tensor (integers promote to float, as PyTorch's
+// reciprocal); its gradient is the division's.
+Tensor Tensor::reciprocal(SourceLoc loc) const {
+  const LocScope at(loc);
+  return binary_op(Op::Div, *this, Scalar(1), "reciprocal", true);
+}
 Tensor Tensor::sin(SourceLoc loc) const {
   const LocScope at(loc);
   return unary_float(Op::Sin, *this, "sin");

@@ -437,7 +437,7 @@ Tensor Tensor::softmax(int64_t d, std::optional<DType> dtype, SourceLoc loc) con
   return shifted_by_max(*this, d, dtype, "softmax", "softmax expects a floating point tensor.",
                         GradFn::SoftmaxBackward0, [](const Tensor& shifted, int64_t w) {
                           Tensor e = shifted.exp();
-                          return e / e.sum(w, true);
+                          return e * e.sum(w, true).reciprocal();  // one division per row, as PyTorch
                         });
 }
 

@@ -33,9 +33,10 @@
 namespace kiln::jit {
 
 // Bumped when the file format or the code the backend generates for a given
-// kernel IR changes (2: vectorized float max/min reductions), so objects
+// kernel IR changes (2: vectorized float max/min reductions; 3: float32 exp in
+// float arithmetic), so objects
 // compiled by an older kiln are rebuilt, never loaded.
-inline constexpr uint32_t kDiskCacheVersion = 2;
+inline constexpr uint32_t kDiskCacheVersion = 3;
 inline constexpr size_t kDiskCacheHeaderSize = 32;
 
 // The compiled function for k: from memory, from disk, or compiled now

@@ -104,7 +104,7 @@ llvm::Value* float_op(Emitter& e, VOp op, llvm::ArrayRef<llvm::Value*> a) {
     case VOp::Tanh: return dbl ? e.libcall("tanh", {a[0]}) : emit_tanhf(e, a[0]);
     case VOp::Sigmoid: {  // 1 / (1 + exp(-x)), in the compute type as the reference
       llvm::Value* nx = b.CreateFNeg(a[0]);
-      llvm::Value* ex = dbl ? e.intrinsic(llvm::Intrinsic::exp, {nx}) : emit_expf(e, nx);
+      llvm::Value* ex = dbl ? e.intrinsic(llvm::Intrinsic::exp, {nx}) : emit_expf_via_double(e, nx);
       return b.CreateFDiv(one, b.CreateFAdd(one, ex));
     }
     default: break;

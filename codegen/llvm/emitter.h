@@ -92,7 +92,10 @@ llvm::Value* emit_elementwise(Emitter& e, const jit::Value& v, DType operand,
 llvm::Value* emit_max_min(Emitter& e, bool is_max, DType t, llvm::Value* a, llvm::Value* b);
 
 // ---- float_math.cpp: float32 in, float32 out, inline and vectorizable ----
-llvm::Value* emit_expf(Emitter& e, llvm::Value* x);
+llvm::Value* emit_expf(Emitter& e, llvm::Value* x);  // float arithmetic, <= 1 ulp
+// exp through double, correctly rounded but for midpoint cases (half the speed):
+// for sigmoid, whose float formula would add its own roundings to exp's ulp.
+llvm::Value* emit_expf_via_double(Emitter& e, llvm::Value* x);
 llvm::Value* emit_logf(Emitter& e, llvm::Value* x);
 llvm::Value* emit_sinf(Emitter& e, llvm::Value* x);
 llvm::Value* emit_cosf(Emitter& e, llvm::Value* x);

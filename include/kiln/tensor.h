@@ -147,6 +147,7 @@ class Tensor {
   Tensor log(KILN_LOC) const;
   Tensor sqrt(KILN_LOC) const;
   Tensor rsqrt(KILN_LOC) const;
+  Tensor reciprocal(KILN_LOC) const;
   Tensor abs(KILN_LOC) const;
   Tensor sin(KILN_LOC) const;
   Tensor cos(KILN_LOC) const;
