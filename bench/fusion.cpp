@@ -1,7 +1,12 @@
 // The fusion benchmark: kiln's fused kernels side by side with kiln unfused
 // (one kernel per op), kiln's reference evaluator (small size only), a
-// hand-written C++ loop, the STREAM-triad bandwidth ceiling and LibTorch
-// (when it was found at configure time), on five workloads at three sizes.
+// hand-written C++ loop (fusion_hand.cpp, -O3 -march=native -ffast-math;
+// OpenBLAS alone for matmul), Eigen and LibTorch (each when found at
+// configure time) and the STREAM-triad bandwidth ceiling, on twelve
+// workloads at three sizes; then the latency of kiln's JIT: cold compile time
+// per kernel, load time per kernel from the disk cache (measured in a child
+// process, a fresh start against the cache this run filled) and the host cost
+// of launching a cached kernel on a small tensor.
 //
 // A plain program with its own timing loop (std::chrono::steady_clock): each
 // variant runs once cold (kiln compiles here; timed apart as "first call"),
@@ -10,38 +15,38 @@
 // samples, never under 3, past 2.5 s per variant); the figure is the median
 // over samples of the time per call.
 // Every kiln call builds its graph anew and forces evaluation, as users run it.
+// Compiles are cold: kiln's disk cache is a fresh temporary directory
+// (KILN_CACHE_DIR), removed at exit, unless --keep-cache.
 //
 //   fusion [--quick] [--threads N] [--samples S] [--sizes s,m,l] [--only NAME]
-//          [--reuse-memory] [out.json]
+//          [--reuse-memory] [--keep-cache] [out.json]
 //
-// Prints one table per (workload, size) and a summary; writes everything as
-// JSON to out.json (default bench-fusion.json in the working directory).
+// Prints one table per (workload, size), a summary and the latency tables;
+// writes everything as JSON to out.json (default bench-fusion.json).
 #include <kiln/kiln.h>
 
 #include "bench_common.h"
+#include "fusion_cases.h"
+#include "fusion_hand.h"
 
-#ifdef KILN_BENCH_HAVE_TORCH
-#include <torch/torch.h>
-#endif
-#ifdef _OPENMP
-#include <omp.h>
-#endif
+#include <malloc.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
-#include <malloc.h>
-#include <fstream>
+#include <filesystem>
 #include <functional>
-#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
+
+extern char** environ;
 
 namespace {
 
@@ -53,6 +58,8 @@ struct Options : CommonOptions {
   double min_sample_s = 2e-3;
   double budget_s = 2.5;    // per variant: stop sampling past this, once 3 samples are in
   bool reuse_memory = false;  // --reuse-memory: keep freed memory in malloc's heap
+  bool keep_cache = false;    // --keep-cache: use kiln's usual disk cache (compiles may be warm)
+  std::string latency_child;  // --latency-child DIR: the warm-load child (internal)
   std::vector<int> sizes = {0, 1, 2};
   std::string only;         // run only workloads whose name contains this
 };
@@ -60,13 +67,16 @@ struct Options : CommonOptions {
 [[noreturn]] void usage(int rc) {
   std::fprintf(rc ? stderr : stdout,
                "usage: fusion [--quick] [--threads N] [--samples S] [--sizes s,m,l] "
-               "[--only NAME] [--reuse-memory] [out.json]\n"
-               "  --quick      3 samples of >= 1 ms, sizes s,m (a few seconds)\n"
+               "[--only NAME] [--reuse-memory] [--keep-cache] [out.json]\n"
+               "  --quick      3 samples of >= 1 ms, sizes s,m\n"
                "%s"
-               "  --sizes      any of s (16K elements), m (1M), l (16.8M)\n"
+               "  --sizes      any of s ([16, 1024]), m ([1024, 1024]), l ([4096, 4096]);\n"
+               "               transpose sides 128/1024/4096, matmul 256/1024/2048\n"
                "  --only NAME  only workloads whose name contains NAME\n"
                "  --reuse-memory  malloc keeps freed memory (no mmap, no trim), so large\n"
-               "               results reuse touched pages instead of faulting in fresh ones\n",
+               "               results reuse touched pages instead of faulting in fresh ones\n"
+               "  --keep-cache kiln's usual disk cache instead of a fresh temporary one\n"
+               "               (compile times then may be disk loads)\n",
                kCommonFlagsHelp);
   std::exit(rc);
 }
@@ -83,6 +93,8 @@ Options parse(int argc, char** argv) {
       return argv[++i];
     };
     if (a == "--reuse-memory") o.reuse_memory = true;
+    else if (a == "--keep-cache") o.keep_cache = true;
+    else if (a == "--latency-child") o.latency_child = next();
     else if (a == "--only") o.only = next();
     else if (a == "--sizes") {
       o.sizes.clear();
@@ -146,306 +158,6 @@ Timing measure(const std::function<void()>& fn, const Options& opt) {
   return t;
 }
 
-// ------------------------------------------------------------ hand loops --
-
-int g_threads = 1;  // threads for the hand loops and STREAM (OpenMP)
-
-// a[i] = b[i] + s * c[i]
-void triad(float* a, const float* b, const float* c, float s, int64_t n) {
-#pragma omp parallel for simd num_threads(g_threads) schedule(static)
-  for (int64_t i = 0; i < n; ++i) a[i] = b[i] + s * c[i];
-}
-
-// (1) relu(a*b + c) * exp(-d), c a row broadcast over [rows, cols]
-void hand_chain(float* out, const float* a, const float* b, const float* c, const float* d,
-                int64_t rows, int64_t cols) {
-#pragma omp parallel for num_threads(g_threads) schedule(static)
-  for (int64_t r = 0; r < rows; ++r) {
-    const int64_t o = r * cols;
-    for (int64_t j = 0; j < cols; ++j) {
-      const float v = a[o + j] * b[o + j] + c[j];
-      out[o + j] = (v > 0.f ? v : 0.f) * std::exp(-d[o + j]);
-    }
-  }
-}
-
-// (2) (a*b).sum()
-float hand_dot(const float* a, const float* b, int64_t n) {
-  float s = 0.f;
-#pragma omp parallel for simd num_threads(g_threads) schedule(static) reduction(+ : s)
-  for (int64_t i = 0; i < n; ++i) s += a[i] * b[i];
-  return s;
-}
-
-// (3) softmax over rows of [rows, cols]
-void hand_softmax(float* out, const float* x, int64_t rows, int64_t cols) {
-#pragma omp parallel for num_threads(g_threads) schedule(static)
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* xr = x + r * cols;
-    float* yr = out + r * cols;
-    float m = -INFINITY;
-#pragma omp simd reduction(max : m)
-    for (int64_t j = 0; j < cols; ++j) m = std::max(m, xr[j]);
-    float s = 0.f;
-    for (int64_t j = 0; j < cols; ++j) {
-      const float e = std::exp(xr[j] - m);
-      yr[j] = e;
-      s += e;
-    }
-    const float inv = 1.f / s;
-#pragma omp simd
-    for (int64_t j = 0; j < cols; ++j) yr[j] *= inv;
-  }
-}
-
-// (4a) x - x.mean(1, keepdim)
-void hand_center(float* out, const float* x, int64_t rows, int64_t cols) {
-#pragma omp parallel for num_threads(g_threads) schedule(static)
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* xr = x + r * cols;
-    float* yr = out + r * cols;
-    float s = 0.f;
-#pragma omp simd reduction(+ : s)
-    for (int64_t j = 0; j < cols; ++j) s += xr[j];
-    const float m = s / static_cast<float>(cols);
-#pragma omp simd
-    for (int64_t j = 0; j < cols; ++j) yr[j] = xr[j] - m;
-  }
-}
-
-// (4c) x.sum(0): rows added into per-column float64 sums (contiguous rows)
-void hand_colsum(float* out, const float* x, int64_t rows, int64_t cols) {
-  std::vector<double> acc(static_cast<size_t>(cols), 0.0);
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* xr = x + r * cols;
-#pragma omp simd
-    for (int64_t j = 0; j < cols; ++j) acc[j] += xr[j];
-  }
-  for (int64_t j = 0; j < cols; ++j) out[j] = static_cast<float>(acc[j]);
-}
-
-// (4b) layer norm without affine: xc = x - mean; xc * rsqrt(mean(xc^2) + eps)
-void hand_layernorm(float* out, const float* x, int64_t rows, int64_t cols, float eps) {
-#pragma omp parallel for num_threads(g_threads) schedule(static)
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* xr = x + r * cols;
-    float* yr = out + r * cols;
-    float s = 0.f;
-#pragma omp simd reduction(+ : s)
-    for (int64_t j = 0; j < cols; ++j) s += xr[j];
-    const float m = s / static_cast<float>(cols);
-    float q = 0.f;
-#pragma omp simd reduction(+ : q)
-    for (int64_t j = 0; j < cols; ++j) q += (xr[j] - m) * (xr[j] - m);
-    const float inv = 1.f / std::sqrt(q / static_cast<float>(cols) + eps);
-#pragma omp simd
-    for (int64_t j = 0; j < cols; ++j) yr[j] = (xr[j] - m) * inv;
-  }
-}
-
-// (5) x.t() + y, square n x n, in 32 x 32 tiles
-void hand_transpose_add(float* out, const float* x, const float* y, int64_t n) {
-  constexpr int64_t T = 32;
-#pragma omp parallel for num_threads(g_threads) schedule(static)
-  for (int64_t ib = 0; ib < n; ib += T)
-    for (int64_t jb = 0; jb < n; jb += T) {
-      const int64_t ie = std::min(n, ib + T), je = std::min(n, jb + T);
-      for (int64_t i = ib; i < ie; ++i)
-        for (int64_t j = jb; j < je; ++j) out[i * n + j] = x[j * n + i] + y[i * n + j];
-    }
-}
-
-// -------------------------------------------------------------- workloads --
-
-struct Size {
-  const char* label;
-  int64_t rows;   // [rows, 1024] for workloads 1-4
-  int64_t side;   // [side, side] for workload 5
-};
-constexpr int64_t kCols = 1024;
-const Size kSizes[] = {{"s", 16, 128}, {"m", 1024, 1024}, {"l", 16384, 4096}};
-
-struct Case {
-  std::string name;    // short id
-  std::string expr;    // what it computes
-  std::string shape;   // e.g. "[1024, 1024]"
-  int64_t n = 0;       // elements of the main operand
-  double min_bytes = 0;  // bytes a perfect kernel must move (inputs once, output once)
-  std::function<kiln::Tensor()> build;     // builds the kiln graph (not evaluated)
-  std::function<void(float*)> hand;        // hand loop, writes its result to out
-  std::vector<float> expect;               // hand loop's result (checked against)
-#ifdef KILN_BENCH_HAVE_TORCH
-  std::function<torch::Tensor()> torch_fn;
-#endif
-  double check_tol = 1e-4;
-};
-
-std::string shape_str(std::initializer_list<int64_t> dims) {
-  std::string s = "[";
-  for (auto d : dims) s += (s.size() > 1 ? ", " : "") + std::to_string(d);
-  return s + "]";
-}
-
-kiln::Tensor realized(kiln::Tensor t) {
-  t.eval();
-  return t;
-}
-
-#ifdef KILN_BENCH_HAVE_TORCH
-torch::Tensor as_torch(const kiln::Tensor& t) {
-  std::vector<int64_t> sizes(t.sizes().begin(), t.sizes().end());
-  return torch::from_blob(t.data_ptr<float>(), sizes, torch::kFloat32);
-}
-#endif
-
-// Inputs are kiln tensors, realized once; the hand loops and LibTorch read
-// the same memory.
-struct Inputs {
-  kiln::Tensor a, b, c, d, x, sq_x, sq_y;
-};
-
-std::vector<Case> make_cases(const Size& sz, Inputs& in) {
-  const int64_t R = sz.rows, C = kCols, N = R * C, S = sz.side;
-  kiln::manual_seed(42);
-  in.a = realized(kiln::randn({R, C}));
-  in.b = realized(kiln::randn({R, C}));
-  in.c = realized(kiln::randn({C}));
-  in.d = realized(kiln::randn({R, C}));
-  in.x = realized(kiln::randn({R, C}));
-  in.sq_x = realized(kiln::randn({S, S}));
-  in.sq_y = realized(kiln::randn({S, S}));
-  const kiln::Tensor a = in.a, b = in.b, c = in.c, d = in.d, x = in.x, sx = in.sq_x,
-                     sy = in.sq_y;
-  const float *pa = a.data_ptr<float>(), *pb = b.data_ptr<float>(), *pc = c.data_ptr<float>(),
-              *pd = d.data_ptr<float>(), *px = x.data_ptr<float>(), *psx = sx.data_ptr<float>(),
-              *psy = sy.data_ptr<float>();
-  const double f = sizeof(float);
-  std::vector<Case> cases;
-
-  {
-    Case k;
-    k.name = "chain";
-    k.expr = "relu(a*b + c) * exp(-d), c: [1024] row";
-    k.shape = shape_str({R, C});
-    k.n = N;
-    k.min_bytes = f * (4.0 * N + C);
-    k.build = [=] { return kiln::relu(a * b + c) * kiln::exp(-d); };
-    k.expect.resize(N);
-    k.hand = [pa, pb, pc, pd, R, C](float* e) { hand_chain(e, pa, pb, pc, pd, R, C); };
-#ifdef KILN_BENCH_HAVE_TORCH
-    auto ta = as_torch(a), tb = as_torch(b), tc = as_torch(c), td = as_torch(d);
-    k.torch_fn = [=] { return torch::relu(ta * tb + tc) * torch::exp(-td); };
-#endif
-    cases.push_back(std::move(k));
-  }
-  {
-    Case k;
-    k.name = "dot";
-    k.expr = "(a*b).sum()";
-    k.shape = shape_str({R, C});
-    k.n = N;
-    k.min_bytes = f * 2.0 * N;
-    k.build = [=] { return (a * b).sum(); };
-    k.expect.resize(1);
-    k.hand = [pa, pb, N](float* e) { e[0] = hand_dot(pa, pb, N); };
-    k.check_tol = 1e-3;  // summation order differs
-#ifdef KILN_BENCH_HAVE_TORCH
-    auto ta = as_torch(a), tb = as_torch(b);
-    k.torch_fn = [=] { return (ta * tb).sum(); };
-#endif
-    cases.push_back(std::move(k));
-  }
-  {
-    Case k;
-    k.name = "softmax";
-    k.expr = "x.softmax(1)";
-    k.shape = shape_str({R, C});
-    k.n = N;
-    k.min_bytes = f * 2.0 * N;
-    k.build = [=] { return x.softmax(1); };
-    k.expect.resize(N);
-    k.hand = [px, R, C](float* e) { hand_softmax(e, px, R, C); };
-#ifdef KILN_BENCH_HAVE_TORCH
-    auto tx = as_torch(x);
-    k.torch_fn = [=] { return torch::softmax(tx, 1); };
-#endif
-    cases.push_back(std::move(k));
-  }
-  {
-    Case k;
-    k.name = "center";
-    k.expr = "x - x.mean(1, true)";
-    k.shape = shape_str({R, C});
-    k.n = N;
-    k.min_bytes = f * 2.0 * N;
-    k.build = [=] { return x - x.mean(1, true); };
-    k.expect.resize(N);
-    k.hand = [px, R, C](float* e) { hand_center(e, px, R, C); };
-#ifdef KILN_BENCH_HAVE_TORCH
-    auto tx = as_torch(x);
-    k.torch_fn = [=] { return tx - tx.mean(1, true); };
-#endif
-    cases.push_back(std::move(k));
-  }
-  {
-    Case k;
-    k.name = "colsum";
-    k.expr = "x.sum(0)";
-    k.shape = shape_str({R, C});
-    k.n = N;
-    k.min_bytes = f * (N + C);
-    k.build = [=] { return x.sum(0); };
-    k.expect.resize(C);
-    k.hand = [px, R, C](float* e) { hand_colsum(e, px, R, C); };
-    k.check_tol = 1e-3;  // summation order differs
-#ifdef KILN_BENCH_HAVE_TORCH
-    auto tx = as_torch(x);
-    k.torch_fn = [=] { return tx.sum(0); };
-#endif
-    cases.push_back(std::move(k));
-  }
-  {
-    Case k;
-    k.name = "layernorm";
-    k.expr = "xc = x - x.mean(1,true); xc * (xc*xc).mean(1,true).add(1e-5).rsqrt()";
-    k.shape = shape_str({R, C});
-    k.n = N;
-    k.min_bytes = f * 2.0 * N;
-    k.build = [=] {
-      kiln::Tensor xc = x - x.mean(1, true);
-      return xc * (xc * xc).mean(1, true).add(1e-5).rsqrt();
-    };
-    k.expect.resize(N);
-    k.hand = [px, R, C](float* e) { hand_layernorm(e, px, R, C, 1e-5f); };
-    k.check_tol = 1e-3;
-#ifdef KILN_BENCH_HAVE_TORCH
-    auto tx = as_torch(x);
-    k.torch_fn = [=] {
-      torch::Tensor xc = tx - tx.mean(1, true);
-      return xc * (xc * xc).mean(1, true).add(1e-5).rsqrt();
-    };
-#endif
-    cases.push_back(std::move(k));
-  }
-  {
-    Case k;
-    k.name = "transpose_add";
-    k.expr = "x.t() + y";
-    k.shape = shape_str({S, S});
-    k.n = S * S;
-    k.min_bytes = f * 3.0 * S * S;
-    k.build = [=] { return sx.t() + sy; };
-    k.expect.resize(S * S);
-    k.hand = [psx, psy, S](float* e) { hand_transpose_add(e, psx, psy, S); };
-#ifdef KILN_BENCH_HAVE_TORCH
-    auto tx = as_torch(sx), ty = as_torch(sy);
-    k.torch_fn = [=] { return tx.t() + ty; };
-#endif
-    cases.push_back(std::move(k));
-  }
-  return cases;
-}
-
 // Largest |got - want| over max(1, max |want|); 0-d results compare relatively.
 double max_error(const std::vector<float>& got, const std::vector<float>& want) {
   if (got.size() != want.size()) return INFINITY;
@@ -482,15 +194,42 @@ struct Row {
 struct Result {
   std::string workload, expr, size, shape;
   int64_t n = 0;
-  double min_bytes = 0;
+  double min_bytes = 0, flops = 0;
   double triad_gbps = 0;
+  double ceiling_s = -1;  // min_bytes at the STREAM triad's bandwidth; -1 for matmul
   std::vector<Row> rows;
   const Row* find(const std::string& v) const {
     for (const auto& r : rows)
       if (r.variant == v && r.ran) return &r;
     return nullptr;
   }
+  // Fraction of the bandwidth ceiling a row achieves: ceiling time / its time.
+  double ceiling_ratio(const Row* row) const {
+    return row && ceiling_s > 0 ? ceiling_s / row->t.median : -1;
+  }
+  double gbps(const Row& row) const { return min_bytes / row.t.median / 1e9; }
+  double gflops(const Row& row) const { return flops > 0 ? flops / row.t.median / 1e9 : -1; }
 };
+
+void check_row(Row& row, const std::vector<float>& got, const Case& k) {
+  row.error = max_error(got, k.expect);
+  row.ok = row.error <= k.check_tol;
+}
+
+// A variant that writes into a preallocated buffer (hand loop, Eigen):
+// checked (unless it is the hand loop itself), then timed.
+Row run_plain(const std::string& variant, const std::function<void(float*)>& fn, const Case& k,
+              const Options& opt, int threads, bool check) {
+  Row row;
+  row.variant = variant;
+  row.threads = threads;
+  std::vector<float> out(k.expect.size());
+  fn(out.data());
+  if (check) check_row(row, out, k);
+  row.t = measure([&] { fn(out.data()); }, opt);
+  row.ran = true;
+  return row;
+}
 
 // Runs one kiln variant (the evaluator and fusion switches already set).
 Row run_kiln(const std::string& variant, Case& k, const Options& opt) {
@@ -517,8 +256,7 @@ Row run_kiln(const std::string& variant, Case& k, const Options& opt) {
     row.schedules_per_call = static_cast<double>(s.schedules);
     row.schedules_reused_per_call = static_cast<double>(s.schedules_reused);
     row.kernel_bytes_per_call = static_cast<double>(s.bytes_read + s.bytes_written);
-    row.error = max_error(y.contiguous().to_vector<float>(), k.expect);
-    row.ok = row.error <= k.check_tol;
+    check_row(row, y.contiguous().to_vector<float>(), k);
     y = kiln::Tensor();
     row.t = measure([&] { k.build().eval(); }, opt);
     Options bopt = opt;
@@ -532,14 +270,91 @@ Row run_kiln(const std::string& variant, Case& k, const Options& opt) {
   return row;
 }
 
+// All variants of one case; `tt` is this size's STREAM triad timing.
+Result run_case(Case& k, const Size& sz, bool small, const Timing& tt, double triad_gbps,
+                const Options& opt, int threads, int hand_threads) {
+  Result r{.workload = k.name, .expr = k.expr, .size = sz.label, .shape = k.shape, .n = k.n,
+           .min_bytes = k.min_bytes, .flops = k.flops, .triad_gbps = triad_gbps};
+  k.hand(k.expect.data());  // the reference result
+  r.rows.push_back(run_plain("hand loop", k.hand, k, opt, hand_threads, false));
+  {
+    // The same loop writing a freshly allocated result each call, as a
+    // library must: shows what allocation (page faults) costs here.
+    Row row;
+    row.variant = "hand+alloc";
+    row.threads = hand_threads;
+    const size_t n = k.expect.size();
+    row.t = measure([&] {
+      float* o = static_cast<float*>(std::malloc(n * sizeof(float)));
+      k.hand(o);
+      asm volatile("" : : "r"(o) : "memory");  // keep the buffer and its stores
+      std::free(o);
+    }, opt);
+    row.ran = true;
+    r.rows.push_back(row);
+  }
+  kiln::set_evaluator(kiln::Evaluator::Jit);
+  kiln::set_fusion_enabled(true);
+  r.rows.push_back(run_kiln("kiln fused", k, opt));
+  kiln::set_fusion_enabled(false);
+  r.rows.push_back(run_kiln("kiln unfused", k, opt));
+  kiln::set_fusion_enabled(true);
+  if (small) {
+    kiln::set_evaluator(kiln::Evaluator::Reference);
+    Row row = run_kiln("kiln reference", k, opt);
+    row.threads = 1;
+    r.rows.push_back(row);
+    kiln::set_evaluator(kiln::Evaluator::Jit);
+  }
+  if (k.eigen) {
+    r.rows.push_back(run_plain("eigen", k.eigen, k, opt, threads, true));
+  } else {
+    Row row;
+    row.variant = "eigen";
+    row.skipped = "not built: Eigen 3 not found at configure time";
+    r.rows.push_back(row);
+  }
+  {
+    Row row;
+    row.variant = "libtorch";
+    row.threads = threads;
+    if (!k.torch) {
+      row.skipped = "not built: LibTorch not found at configure time";
+    } else {
+      try {
+        std::vector<float> got;
+        k.torch(&got);
+        check_row(row, got, k);
+        row.t = measure([&] { k.torch(nullptr); }, opt);
+        row.ran = true;
+      } catch (const std::exception& e) {
+        row.skipped = std::string("error: ") + e.what();
+      }
+    }
+    r.rows.push_back(row);
+  }
+  if (k.flops == 0) {  // matmul is compute-bound: no bandwidth ceiling
+    r.ceiling_s = r.min_bytes / (triad_gbps * 1e9);
+    Row row;
+    row.variant = "STREAM ceiling";
+    row.threads = hand_threads;
+    row.t = tt;
+    row.t.median = row.t.min = row.t.max = row.t.cpu_median = r.ceiling_s;
+    row.ran = true;
+    r.rows.push_back(row);
+  }
+  return r;
+}
+
 // --------------------------------------------------------------- printing --
 
 void print_result(const Result& r) {
   std::printf("\n== %s: %s   %s (%.3g elements), minimal traffic %.3g MB, triad %.1f GB/s\n",
               r.workload.c_str(), r.expr.c_str(), r.shape.c_str(), static_cast<double>(r.n),
               r.min_bytes / 1e6, r.triad_gbps);
-  std::printf("  %-16s %10s %10s %9s %8s %8s %8s %8s %10s %11s  %s\n", "variant", "median", "cpu", "GB/s",
-              "x hand", "x fused", "kern/it", "MB/it", "build", "first call", "check");
+  std::printf("  %-16s %10s %10s %9s %8s %8s %8s %8s %10s %11s  %s\n", "variant", "median", "cpu",
+              r.flops > 0 ? "GFLOP/s" : "GB/s", "x hand", "x fused", "kern/it", "MB/it", "build",
+              "first call", "check");
   const Row* hand = r.find("hand loop");
   const Row* fused = r.find("kiln fused");
   for (const auto& row : r.rows) {
@@ -554,7 +369,7 @@ void print_result(const Result& r) {
       first += " (" + std::to_string(row.compiled_first) + " comp)";
     std::printf("  %-16s %10s %10s %9s %8s %8s %8s %8s %10s %11s  %s\n", row.variant.c_str(),
                 fmt_time(med).c_str(), fmt_time(row.t.cpu_median).c_str(),
-                fmt(r.min_bytes / med / 1e9, "%.2f").c_str(),
+                fmt(r.flops > 0 ? r.gflops(row) : r.gbps(row), "%.2f").c_str(),
                 hand ? fmt(med / hand->t.median, "%.2f").c_str() : "-",
                 fused ? fmt(med / fused->t.median, "%.2f").c_str() : "-",
                 fmt(row.kernels_per_call, "%.0f").c_str(),
@@ -564,37 +379,283 @@ void print_result(const Result& r) {
   std::fflush(stdout);
 }
 
-// ------------------------------------------------------------------- JSON --
+// ---------------------------------------------------------------- latency --
+
+// One fused workload's first call in a fresh process whose disk cache holds
+// every kernel (the --latency-child run).
+struct LoadRow {
+  std::string workload, size;
+  double first_s = -1, warm_s = -1;  // first call (loads), warm call (median)
+  int64_t hits_disk = 0, compiled = 0;
+  // Load time per kernel: what the first call costs over a warm one, per disk hit.
+  double per_kernel() const {
+    return hits_disk > 0 ? std::max(0.0, first_s - warm_s) / static_cast<double>(hits_disk) : -1;
+  }
+};
+
+struct LaunchRow {
+  int64_t elements = 0;
+  double build_s = 0, build_eval_s = 0;  // y = a*b + c alone; and y.eval()
+};
+
+struct Latency {
+  std::string cache_dir;  // "" with --keep-cache
+  std::vector<LoadRow> loads;
+  std::string load_error;  // why the child gave nothing, if it did not
+  std::vector<LaunchRow> launches;
+};
+
+bool selected(const Options& opt, const std::string& name) {
+  return opt.only.empty() || name.find(opt.only) != std::string::npos;
+}
+
+// --latency-child DIR: every selected workload's fused graph, once cold (from
+// the disk cache in DIR) and then warm; one "LAT" line each on stdout.
+int latency_child(const Options& opt) {
+  kiln::set_evaluator(kiln::Evaluator::Jit);
+  kiln::set_fusion_enabled(true);
+  for (int si : opt.sizes) {
+    Inputs in;
+    std::vector<Case> cases = make_cases(kSizes[si], in);
+    for (Case& k : cases) {
+      if (!selected(opt, k.name)) continue;
+      // A touched block of the result's size in kiln's buffer pool: the first
+      // call then pays the loads (and scheduling), not fresh pages' faults.
+      { kiln::Tensor pooled = realized(kiln::randn({k.out_n})); }
+      kiln::reset_stats();
+      const auto t0 = Clock::now();
+      k.build().eval();
+      const double first = seconds_since(t0);
+      const kiln::JitStats s = kiln::stats();
+      const double warm = measure([&] { k.build().eval(); }, opt).median;
+      std::printf("LAT %s %s %.9g %.9g %lld %lld\n", k.name.c_str(), kSizes[si].label, first, warm,
+                  static_cast<long long>(s.cache_hits_disk),
+                  static_cast<long long>(s.kernels_compiled));
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}
+
+// Runs this program again as a --latency-child on cache_dir (a fresh
+// process: what a second run of a user's program pays) and parses its lines.
+void run_latency_child(const Options& opt, Latency& lat) {
+  std::vector<char> exe(4096);
+  const ssize_t len = readlink("/proc/self/exe", exe.data(), exe.size() - 1);
+  if (len <= 0) {
+    lat.load_error = "cannot read /proc/self/exe";
+    return;
+  }
+  exe[static_cast<size_t>(len)] = '\0';
+  std::string sizes;
+  for (int si : opt.sizes) sizes += std::string(sizes.empty() ? "" : ",") + kSizes[si].label;
+  const std::string dir = lat.cache_dir.empty() ? "-" : lat.cache_dir;  // "-": kiln's usual cache
+  std::vector<std::string> args = {exe.data(), "--latency-child", dir, "--sizes", sizes,
+                                   "--threads", std::to_string(kiln_threads()), "--samples", "3"};
+  if (!opt.only.empty()) args.insert(args.end(), {"--only", opt.only});
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int fds[2];
+  if (pipe(fds) != 0) {
+    lat.load_error = "pipe failed";
+    return;
+  }
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addclose(&fa, fds[0]);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, exe.data(), &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  close(fds[1]);
+  std::string text;
+  char buf[4096];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  if (rc != 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    lat.load_error = "the --latency-child process failed";
+  std::istringstream is(text);
+  for (std::string tag; is >> tag;) {
+    LoadRow l;
+    if (tag == "LAT" && is >> l.workload >> l.size >> l.first_s >> l.warm_s >> l.hits_disk >> l.compiled)
+      lat.loads.push_back(l);
+  }
+}
+
+// Host cost of launching a cached kernel: y = a*b + c on tiny realized tensors.
+void measure_launch(const Options& opt, Latency& lat) {
+  kiln::set_evaluator(kiln::Evaluator::Jit);
+  kiln::set_fusion_enabled(true);
+  for (int64_t n : {16, 1}) {
+    const kiln::Tensor a = realized(kiln::randn({n})), b = realized(kiln::randn({n})),
+                       c = realized(kiln::randn({n}));
+    (a * b + c).eval();  // compiles (or loads) the kernel
+    LaunchRow l;
+    l.elements = n;
+    l.build_s = measure([&] { kiln::Tensor y = a * b + c; (void)y; }, opt).median;
+    l.build_eval_s = measure([&] { kiln::Tensor y = a * b + c; y.eval(); }, opt).median;
+    lat.launches.push_back(l);
+  }
+}
+
+// Cold compile time per kernel of each fused workload's first call.
+struct CompileRow {
+  std::string workload, size;
+  int64_t kernels;
+  double seconds;
+};
+std::vector<CompileRow> compile_rows(const std::vector<Result>& results) {
+  std::vector<CompileRow> v;
+  for (const auto& r : results)
+    if (const Row* f = r.find("kiln fused"); f && f->compiled_first > 0)
+      v.push_back({r.workload, r.size, f->compiled_first, f->compile_s_first});
+  return v;
+}
+
+// "max X, median Y" of a list of seconds.
+std::string max_median(const std::vector<double>& v) {
+  if (v.empty()) return "-";
+  return "max " + fmt_time(*std::max_element(v.begin(), v.end())) + ", median " + fmt_time(median_of(v));
+}
+
+void print_latency(const std::vector<Result>& results, const Latency& lat) {
+  std::printf("\n== latency: cold compile (this process, %s), disk-cache load (a fresh child\n"
+              "   process on the cache this run filled: first call - warm call, per kernel loaded)\n",
+              lat.cache_dir.empty() ? "--keep-cache: kiln's usual disk cache" : "fresh disk cache");
+  std::printf("  %-14s %-4s %8s %11s %11s %11s %6s %5s %11s\n", "workload", "size", "compiled",
+              "compile/k", "child 1st", "child warm", "disk", "comp", "load/k");
+  std::vector<double> per_compile, per_load;
+  const auto comps = compile_rows(results);
+  for (const auto& r : results) {
+    const CompileRow* c = nullptr;
+    for (const auto& x : comps)
+      if (x.workload == r.workload && x.size == r.size) c = &x;
+    const LoadRow* l = nullptr;
+    for (const auto& x : lat.loads)
+      if (x.workload == r.workload && x.size == r.size) l = &x;
+    const double ck = c ? c->seconds / static_cast<double>(c->kernels) : -1;
+    if (c) per_compile.push_back(ck);
+    if (l && l->per_kernel() >= 0) per_load.push_back(l->per_kernel());
+    std::printf("  %-14s %-4s %8s %11s %11s %11s %6s %5s %11s\n", r.workload.c_str(),
+                r.size.c_str(), c ? std::to_string(c->kernels).c_str() : "0",
+                fmt_time(ck).c_str(), fmt_time(l ? l->first_s : -1).c_str(),
+                fmt_time(l ? l->warm_s : -1).c_str(),
+                l ? std::to_string(l->hits_disk).c_str() : "-",
+                l ? std::to_string(l->compiled).c_str() : "-",
+                fmt_time(l ? l->per_kernel() : -1).c_str());
+  }
+  std::printf("  compile per fused kernel: %s (target <= 20 ms)\n", max_median(per_compile).c_str());
+  std::printf("  disk load per kernel:     %s (target <= 1 ms)%s%s\n", max_median(per_load).c_str(),
+              lat.load_error.empty() ? "" : "; ", lat.load_error.c_str());
+  std::printf("\n== latency: launching a cached kernel, y = a*b + c on realized float32 tensors\n");
+  std::printf("  %-9s %11s %13s %17s\n", "elements", "build", "build + eval", "launch (eval)");
+  for (const auto& l : lat.launches)
+    std::printf("  %-9lld %11s %13s %17s\n", static_cast<long long>(l.elements),
+                fmt_time(l.build_s).c_str(), fmt_time(l.build_eval_s).c_str(),
+                fmt_time(l.build_eval_s - l.build_s).c_str());
+  std::printf("  target: host time per launch <= 2 us\n");
+}
+
+std::string latency_json(const std::vector<Result>& results, const Latency& lat) {
+  std::ostringstream js;
+  auto num = [](double v) { return v < 0 ? std::string("null") : json_num(v); };
+  js << "{\"fresh_cache\": " << (lat.cache_dir.empty() ? "false" : "true") << ", \"compile\": [";
+  std::vector<double> pc, pl;
+  const auto comps = compile_rows(results);
+  for (size_t i = 0; i < comps.size(); ++i) {
+    const auto& c = comps[i];
+    pc.push_back(c.seconds / static_cast<double>(c.kernels));
+    js << (i ? ", " : "") << "{\"workload\": " << json_str(c.workload) << ", \"size\": "
+       << json_str(c.size) << ", \"kernels\": " << c.kernels << ", \"compile_s\": "
+       << json_num(c.seconds) << ", \"per_kernel_s\": " << json_num(pc.back()) << "}";
+  }
+  js << "],\n    \"disk_load\": [";
+  for (size_t i = 0; i < lat.loads.size(); ++i) {
+    const auto& l = lat.loads[i];
+    if (l.per_kernel() >= 0) pl.push_back(l.per_kernel());
+    js << (i ? ", " : "") << "{\"workload\": " << json_str(l.workload) << ", \"size\": "
+       << json_str(l.size) << ", \"first_call_s\": " << json_num(l.first_s)
+       << ", \"warm_call_s\": " << json_num(l.warm_s) << ", \"cache_hits_disk\": " << l.hits_disk
+       << ", \"kernels_compiled\": " << l.compiled << ", \"load_per_kernel_s\": "
+       << num(l.per_kernel()) << "}";
+  }
+  auto mm = [&](const std::vector<double>& v) {
+    return v.empty() ? std::string("null, null")
+                     : json_num(*std::max_element(v.begin(), v.end())) + ", " + json_num(median_of(v));
+  };
+  js << "],\n    \"disk_load_error\": " << (lat.load_error.empty() ? "null" : json_str(lat.load_error))
+     << ",\n    \"compile_per_kernel_max_median_s\": [" << mm(pc)
+     << "], \"load_per_kernel_max_median_s\": [" << mm(pl) << "],\n    \"launch\": [";
+  for (size_t i = 0; i < lat.launches.size(); ++i) {
+    const auto& l = lat.launches[i];
+    js << (i ? ", " : "") << "{\"elements\": " << l.elements << ", \"build_s\": "
+       << json_num(l.build_s) << ", \"build_eval_s\": " << json_num(l.build_eval_s)
+       << ", \"launch_s\": " << json_num(l.build_eval_s - l.build_s) << "}";
+  }
+  js << "]}";
+  return js.str();
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
   Options opt = parse(argc, argv);
+  const int threads = setup_threads(opt.threads);
+  const int hand_threads = hand_set_threads(threads);
+  if (!opt.latency_child.empty()) {
+    if (opt.latency_child != "-") setenv("KILN_CACHE_DIR", opt.latency_child.c_str(), 1);
+    return latency_child(opt);
+  }
+  // Cold compiles: a fresh disk cache, set before kiln's first call reads it.
+  Latency lat;
+  if (!opt.keep_cache) {
+    char dir[] = "/tmp/kiln-bench-cache-XXXXXX";
+    if (mkdtemp(dir)) {
+      lat.cache_dir = dir;
+      setenv("KILN_CACHE_DIR", dir, 1);
+    } else {
+      std::fprintf(stderr, "fusion: mkdtemp failed: compiles may hit kiln's disk cache\n");
+    }
+  }
+  struct RemoveDir {
+    std::string d;
+    ~RemoveDir() {
+      std::error_code ec;
+      if (!d.empty()) std::filesystem::remove_all(d, ec);
+    }
+  } remove_dir{lat.cache_dir};
   if (opt.reuse_memory) {
     mallopt(M_MMAP_MAX, 0);                // large blocks from the heap, not mmap
     mallopt(M_TRIM_THRESHOLD, INT32_MAX);  // and freed memory stays there
   }
-  const int threads = setup_threads(opt.threads);
-  g_threads = threads;
-#ifndef _OPENMP
-  g_threads = 1;
-#endif
   const std::string torch_version = setup_torch(threads);
+#ifdef KILN_BENCH_HAVE_EIGEN
+  const std::string eigen_version = eigen_setup(threads);
+#else
+  const std::string eigen_version;
+#endif
   const std::string cpu = read_first("/proc/cpuinfo", "model name");
   const std::string mem = read_first("/proc/meminfo", "MemTotal");
 
-  std::printf("kiln fusion benchmark: %s build, bench flags %s\n", KILN_BENCH_BUILD_TYPE,
-              KILN_BENCH_CXX_FLAGS);
+  std::printf("kiln fusion benchmark: %s build, bench flags %s (hand loops also -ffast-math)\n",
+              KILN_BENCH_BUILD_TYPE, KILN_BENCH_CXX_FLAGS);
   std::printf("cpu: %s, %u hardware threads, memory %s\n", cpu.c_str(),
               std::thread::hardware_concurrency(), mem.c_str());
-  std::printf("threads: kiln %d, hand loops / STREAM %d%s, LibTorch %s\n", threads, g_threads,
+  std::printf("threads: kiln %d, OpenBLAS %d, hand loops / STREAM %d%s, Eigen %s, LibTorch %s\n",
+              threads, threads, hand_threads,
 #ifdef _OPENMP
               " (OpenMP)",
 #else
               " (no OpenMP at build time)",
 #endif
-              torch_version.empty() ? "not found at configure time: no LibTorch column"
-                                    : (torch_version + ", " + std::to_string(threads) + " threads").c_str());
+              eigen_version.empty() ? "not built (not found at configure time)"
+                                    : (eigen_version + ", " + std::to_string(threads)).c_str(),
+              torch_version.empty() ? "not built (not found at configure time)"
+                                    : (torch_version + ", " + std::to_string(threads)).c_str());
+  std::printf("kiln disk cache: %s\n", lat.cache_dir.empty() ? "kiln's usual one (--keep-cache)"
+                                                             : (lat.cache_dir + " (fresh, removed at exit)").c_str());
   if (opt.reuse_memory)
     std::printf("--reuse-memory: malloc without mmap or trimming (freed pages are reused)\n");
   std::printf("median of up to %d samples (at least 3; each >= %.0f ms of calls) after a cold\n"
@@ -613,7 +674,7 @@ int main(int argc, char** argv) {
     std::vector<Case> cases = make_cases(sz, in);
 
     // STREAM triad over arrays of N floats each (the workloads' main operand).
-    const int64_t N = sz.rows * kCols;
+    const int64_t N = sz.rows * sz.cols;
     std::vector<float> ta(N), tb(N), tc(N);
     triad(ta.data(), tb.data(), tc.data(), 0.f, N);  // first touch, in parallel
     std::fill(tb.begin(), tb.end(), 1.f);
@@ -623,146 +684,79 @@ int main(int argc, char** argv) {
     const double triad_gbps = 3.0 * sizeof(float) * N / tt.median / 1e9;
 
     for (Case& k : cases) {
-      if (!opt.only.empty() && k.name.find(opt.only) == std::string::npos) continue;
-      Result r;
-      r.workload = k.name;
-      r.expr = k.expr;
-      r.size = sz.label;
-      r.shape = k.shape;
-      r.n = k.n;
-      r.min_bytes = k.min_bytes;
-      r.triad_gbps = triad_gbps;
-
-      k.hand(k.expect.data());  // the reference result
-      std::vector<float> scratch(k.expect.size());
-      {
-        Row row;
-        row.variant = "hand loop";
-        row.threads = g_threads;
-        row.t = measure([&] { k.hand(scratch.data()); }, opt);
-        row.ran = true;
-        r.rows.push_back(row);
-      }
-      {
-        // The same loop writing a freshly allocated result each call, as a
-        // library must: shows what allocation (page faults) costs here.
-        Row row;
-        row.variant = "hand+alloc";
-        row.threads = g_threads;
-        const size_t n = k.expect.size();
-        row.t = measure([&] {
-          float* o = static_cast<float*>(std::malloc(n * sizeof(float)));
-          k.hand(o);
-          asm volatile("" : : "r"(o) : "memory");  // keep the buffer and its stores
-          std::free(o);
-        }, opt);
-        row.ran = true;
-        r.rows.push_back(row);
-      }
-      kiln::set_evaluator(kiln::Evaluator::Jit);
-      kiln::set_fusion_enabled(true);
-      r.rows.push_back(run_kiln("kiln fused", k, opt));
-      kiln::set_fusion_enabled(false);
-      r.rows.push_back(run_kiln("kiln unfused", k, opt));
-      kiln::set_fusion_enabled(true);
-      if (si == 0) {
-        kiln::set_evaluator(kiln::Evaluator::Reference);
-        Row row = run_kiln("kiln reference", k, opt);
-        row.threads = 1;
-        r.rows.push_back(row);
-        kiln::set_evaluator(kiln::Evaluator::Jit);
-      }
-      {
-        Row row;
-        row.variant = "libtorch";
-#ifdef KILN_BENCH_HAVE_TORCH
-        row.threads = threads;
-        try {
-          torch::Tensor y = k.torch_fn();
-          y = y.contiguous();
-          std::vector<float> got(y.data_ptr<float>(), y.data_ptr<float>() + y.numel());
-          row.error = max_error(got, k.expect);
-          row.ok = row.error <= k.check_tol;
-          row.t = measure([&] { torch::Tensor z = k.torch_fn(); (void)z; }, opt);
-          row.ran = true;
-        } catch (const std::exception& e) {
-          row.skipped = std::string("error: ") + e.what();
-        }
-#else
-        row.skipped = "not built: LibTorch not found at configure time";
-#endif
-        r.rows.push_back(row);
-      }
-      {
-        Row row;
-        row.variant = "STREAM ceiling";
-        row.threads = g_threads;
-        row.t = tt;
-        row.t.median = r.min_bytes / (triad_gbps * 1e9);
-        row.t.min = row.t.max = row.t.cpu_median = row.t.median;
-        row.ran = true;
-        r.rows.push_back(row);
-      }
-      print_result(r);
-      results.push_back(std::move(r));
+      if (!selected(opt, k.name)) continue;
+      results.push_back(run_case(k, sz, si == 0, tt, triad_gbps, opt, threads, hand_threads));
+      print_result(results.back());
     }
   }
   const double wall = seconds_since(wall0);
 
   // Summary: medians side by side.
-  std::printf("\n== summary (median time per call; ratio = kiln fused / hand loop)\n");
-  std::printf("  %-14s %-4s %10s %10s %10s %10s %10s %10s %10s %7s %7s %5s\n", "workload",
-              "size", "fused", "unfused", "reference", "hand", "hand+alloc", "libtorch",
-              "ceiling", "f/hand", "f/torch", "kern");
+  std::printf("\n== summary (median time per call; ceil = STREAM ceiling time / fused time,\n"
+              "   the fraction of the bandwidth ceiling fused reaches; f/hand = fused / hand loop)\n");
+  const char* head = "  %-14s %-4s %10s %10s %10s %10s %10s %10s %7s %5s %8s %7s %5s\n";
+  std::printf(head, "workload", "size", "fused", "unfused", "hand", "eigen", "libtorch", "ceiling",
+              "GB/s", "ceil", "GFLOP/s", "f/hand", "kern");
   bool all_ok = true;
   for (const auto& r : results) {
     auto t = [&](const char* v) {
       const Row* row = r.find(v);
       return row ? fmt_time(row->t.median) : std::string("-");
     };
-    const Row *f = r.find("kiln fused"), *h = r.find("hand loop"), *lt = r.find("libtorch");
+    const Row *f = r.find("kiln fused"), *h = r.find("hand loop");
     for (const auto& row : r.rows) all_ok = all_ok && row.ok;
-    std::printf("  %-14s %-4s %10s %10s %10s %10s %10s %10s %10s %7s %7s %5s\n",
-                r.workload.c_str(), r.size.c_str(), t("kiln fused").c_str(),
-                t("kiln unfused").c_str(), t("kiln reference").c_str(), t("hand loop").c_str(),
-                t("hand+alloc").c_str(), t("libtorch").c_str(),
-                t("STREAM ceiling").c_str(),
+    std::printf(head, r.workload.c_str(), r.size.c_str(), t("kiln fused").c_str(),
+                t("kiln unfused").c_str(), t("hand loop").c_str(), t("eigen").c_str(),
+                t("libtorch").c_str(), t("STREAM ceiling").c_str(),
+                f && r.flops == 0 ? fmt(r.gbps(*f), "%.1f").c_str() : "-",
+                fmt(r.ceiling_ratio(f), "%.2f").c_str(),
+                f ? fmt(r.gflops(*f), "%.1f").c_str() : "-",
                 f && h ? fmt(f->t.median / h->t.median, "%.2f").c_str() : "-",
-                f && lt ? fmt(f->t.median / lt->t.median, "%.2f").c_str() : "-",
                 f ? fmt(f->kernels_per_call, "%.0f").c_str() : "-");
   }
   std::printf("total %.1f s; checks %s\n", wall, all_ok ? "all ok" : "FAILED (see MISMATCH/error above)");
+
+  run_latency_child(opt, lat);
+  measure_launch(opt, lat);
+  print_latency(results, lat);
 
   // JSON.
   std::ostringstream js;
   js << "{\n" << json_head("kiln fusion", cpu);
   js << "  \"memory\": " << json_str(mem) << ",\n";
-  js << "  \"threads\": {\"kiln\": " << threads << ", \"hand\": " << g_threads
+  js << "  \"threads\": {\"kiln\": " << threads << ", \"hand\": " << hand_threads
+     << ", \"openblas\": " << threads << ", \"eigen\": " << (eigen_version.empty() ? 0 : threads)
      << ", \"libtorch\": " << (torch_version.empty() ? 0 : threads) << "},\n";
   js << "  \"libtorch\": " << (torch_version.empty() ? "null" : json_str(torch_version)) << ",\n";
+  js << "  \"eigen\": " << (eigen_version.empty() ? "null" : json_str(eigen_version)) << ",\n";
+  js << "  \"hand_cxx_flags\": " << json_str(std::string(KILN_BENCH_CXX_FLAGS) + " -ffast-math") << ",\n";
   js << "  \"samples\": " << opt.samples << ",\n  \"min_sample_seconds\": "
      << json_num(opt.min_sample_s) << ",\n  \"quick\": " << (opt.quick ? "true" : "false")
      << ",\n  \"reuse_memory\": " << (opt.reuse_memory ? "true" : "false")
      << ",\n  \"wall_seconds\": " << json_num(wall) << ",\n  \"all_checks_ok\": "
-     << (all_ok ? "true" : "false") << ",\n  \"results\": [\n";
+     << (all_ok ? "true" : "false") << ",\n  \"latency\": " << latency_json(results, lat)
+     << ",\n  \"results\": [\n";
+  auto opt_num = [](double v) { return v < 0 ? std::string("null") : json_num(v); };
   for (size_t i = 0; i < results.size(); ++i) {
     const Result& r = results[i];
     const Row *h = r.find("hand loop"), *f = r.find("kiln fused");
     js << "    {\"workload\": " << json_str(r.workload) << ", \"expr\": " << json_str(r.expr)
        << ", \"size\": " << json_str(r.size) << ", \"shape\": " << json_str(r.shape)
        << ", \"elements\": " << r.n << ", \"min_bytes\": " << json_num(r.min_bytes)
-       << ", \"triad_gbps\": " << json_num(r.triad_gbps) << ",\n     \"variants\": [\n";
+       << ", \"flops\": " << opt_num(r.flops > 0 ? r.flops : -1)
+       << ", \"triad_gbps\": " << json_num(r.triad_gbps) << ", \"ceiling_s\": " << opt_num(r.ceiling_s)
+       << ", \"ceiling_ratio\": " << opt_num(r.ceiling_ratio(f)) << ",\n     \"variants\": [\n";
     for (size_t j = 0; j < r.rows.size(); ++j) {
       const Row& w = r.rows[j];
       js << "       {\"variant\": " << json_str(w.variant) << ", \"ran\": " << (w.ran ? "true" : "false");
       if (!w.ran) {
         js << ", \"skipped\": " << json_str(w.skipped) << "}";
       } else {
-        auto opt_num = [](double v) { return v < 0 ? std::string("null") : json_num(v); };
         js << ", \"threads\": " << w.threads << ", \"median_s\": " << json_num(w.t.median)
            << ", \"cpu_median_s\": " << json_num(w.t.cpu_median) << ", \"min_s\": " << json_num(w.t.min) << ", \"max_s\": " << json_num(w.t.max)
            << ", \"samples\": " << w.t.samples << ", \"calls_per_sample\": " << w.t.calls_per_sample
-           << ", \"gbps\": " << json_num(r.min_bytes / w.t.median / 1e9)
+           << ", \"gbps\": " << json_num(r.gbps(w)) << ", \"gflops\": " << opt_num(r.gflops(w))
+           << ", \"ceiling_ratio\": " << opt_num(r.ceiling_ratio(&w))
            << ", \"vs_hand\": " << (h ? json_num(w.t.median / h->t.median) : "null")
            << ", \"vs_fused\": " << (f ? json_num(w.t.median / f->t.median) : "null")
            << ", \"build_s\": " << opt_num(w.build_s)

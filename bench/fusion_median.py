@@ -14,6 +14,7 @@ COLUMNS = [
     ("kiln reference", "reference"),
     ("hand loop", "hand loop"),
     ("hand+alloc", "hand+alloc"),
+    ("eigen", "Eigen"),
     ("libtorch", "LibTorch"),
     ("STREAM ceiling", "STREAM ceiling"),
 ]
@@ -60,12 +61,13 @@ def main(paths):
 
     r0 = runs[0]
     print(f"{len(runs)} runs; {r0['cpu']}, {r0['hardware_threads']} hardware threads; "
-          f"threads per variant: {r0['threads']}; LibTorch {r0['libtorch']}; "
+          f"threads per variant: {r0['threads']}; Eigen {r0.get('eigen')}; LibTorch {r0['libtorch']}; "
           f"reuse_memory={r0.get('reuse_memory', False)}; all checks ok: "
           f"{all(r['all_checks_ok'] for r in runs)}")
     print()
     head = ["workload", "shape"] + [c[1] for c in COLUMNS] + [
-        "fused/hand", "fused/LibTorch", "fused GB/s", "kernels (fused)"]
+        "fused/hand", "fused/LibTorch", "fused GB/s", "ceiling/fused", "fused GFLOP/s",
+        "kernels (fused)"]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for key in order:
@@ -75,7 +77,11 @@ def main(paths):
         f, h, t = med(key, "kiln fused"), med(key, "hand loop"), med(key, "libtorch")
         row.append(fmt_ratio(f / h if f and h else None))
         row.append(fmt_ratio(f / t if f and t else None))
-        row.append(f"{m['min_bytes'] / f / 1e9:.2f}" if f else "-")
+        flops = m.get("flops")
+        row.append(f"{m['min_bytes'] / f / 1e9:.2f}" if f and not flops else "-")
+        c = med(key, "STREAM ceiling")
+        row.append(fmt_ratio(c / f if f and c else None))
+        row.append(f"{flops / f / 1e9:.1f}" if f and flops else "-")
         ks = kernels.get(key)
         row.append(f"{statistics.median(ks):.0f}" if ks else "-")
         print("| " + " | ".join(row) + " |")

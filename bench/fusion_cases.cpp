@@ -1,0 +1,157 @@
+// bench/fusion.cpp's workloads (see fusion_cases.h): one table entry each.
+#include "fusion_cases.h"
+
+#include "fusion_hand.h"
+
+#ifdef KILN_BENCH_HAVE_TORCH
+#include <torch/torch.h>
+#endif
+
+namespace kiln_bench {
+
+const Size kSizes[3] = {{"s", 16, 1024, 128, 256},
+                        {"m", 1024, 1024, 1024, 1024},
+                        {"l", 4096, 4096, 4096, 2048}};
+
+kiln::Tensor realized(kiln::Tensor t) {
+  t.eval();
+  return t;
+}
+
+namespace {
+
+std::string shape_str(std::initializer_list<int64_t> dims) {
+  std::string s = "[";
+  for (auto d : dims) s += (s.size() > 1 ? ", " : "") + std::to_string(d);
+  return s + "]";
+}
+
+#ifdef KILN_BENCH_HAVE_TORCH
+torch::Tensor as_torch(const kiln::Tensor& t) {
+  std::vector<int64_t> sizes(t.sizes().begin(), t.sizes().end());
+  return torch::from_blob(t.data_ptr<float>(), sizes, torch::kFloat32);
+}
+template <class F>
+std::function<void(std::vector<float>*)> torch_runner(F f) {
+  return [f](std::vector<float>* got) {
+    torch::Tensor y = f();
+    if (!got) return;
+    y = y.contiguous();
+    got->assign(y.data_ptr<float>(), y.data_ptr<float>() + y.numel());
+  };
+}
+#define TORCH_IMPL(...) torch_runner(__VA_ARGS__)
+#else
+#define TORCH_IMPL(...) nullptr
+#endif
+#ifdef KILN_BENCH_HAVE_EIGEN
+#define EIGEN_FN(...) __VA_ARGS__
+#else
+#define EIGEN_FN(...) nullptr
+#endif
+// The hand and Eigen fields of a Case: hand_<fn> and eigen_<fn> on the same
+// arguments, writing the output (IMPLS) or returning the one value (IMPLS_0D).
+#define IMPLS(fn, ...)                                         \
+  .hand = [=](float* e) { hand_##fn(e, __VA_ARGS__); },        \
+  .eigen = EIGEN_FN([=](float* e) { eigen_##fn(e, __VA_ARGS__); })
+#define IMPLS_0D(fn, ...)                                      \
+  .hand = [=](float* e) { e[0] = hand_##fn(__VA_ARGS__); },    \
+  .eigen = EIGEN_FN([=](float* e) { e[0] = eigen_##fn(__VA_ARGS__); })
+
+}  // namespace
+
+std::vector<Case> make_cases(const Size& sz, Inputs& in) {
+  const int64_t R = sz.rows, C = sz.cols, N = R * C, S = sz.side, M = sz.mm;
+  kiln::manual_seed(42);
+  in.a = realized(kiln::randn({R, C}));
+  in.b = realized(kiln::randn({R, C}));
+  in.c = realized(kiln::randn({C}));
+  in.d = realized(kiln::randn({R, C}));
+  in.x = realized(kiln::randn({R, C}));
+  in.col = realized(kiln::randn({R}));
+  in.sq_x = realized(kiln::randn({S, S}));
+  in.sq_y = realized(kiln::randn({S, S}));
+  in.mm_a = realized(kiln::randn({M, M}));
+  in.mm_b = realized(kiln::randn({M, M}));
+  const kiln::Tensor a = in.a, b = in.b, c = in.c, d = in.d, x = in.x, col = in.col, sx = in.sq_x,
+                     sy = in.sq_y, ma = in.mm_a, mb = in.mm_b;
+  const float *pa = a.data_ptr<float>(), *pb = b.data_ptr<float>(), *pc = c.data_ptr<float>(),
+              *pd = d.data_ptr<float>(), *px = x.data_ptr<float>(), *pcol = col.data_ptr<float>(),
+              *psx = sx.data_ptr<float>(), *psy = sy.data_ptr<float>(), *pma = ma.data_ptr<float>(),
+              *pmb = mb.data_ptr<float>();
+#ifdef KILN_BENCH_HAVE_TORCH
+  const auto ta = as_torch(a), tb = as_torch(b), tc = as_torch(c), td = as_torch(d),
+             tx = as_torch(x), tcol = as_torch(col), tsx = as_torch(sx), tsy = as_torch(sy),
+             tma = as_torch(ma), tmb = as_torch(mb);
+#endif
+  const double f = sizeof(float), fM = static_cast<double>(M);
+  const std::string rc = shape_str({R, C});
+  std::vector<Case> cases = {
+      {.name = "chain", .expr = "relu(a*b + c) * exp(-d), c: [cols] row", .shape = rc, .n = N,
+       .min_bytes = f * (4.0 * N + C), .out_n = N,
+       .build = [=] { return kiln::relu(a * b + c) * kiln::exp(-d); },
+       IMPLS(chain, pa, pb, pc, pd, R, C),
+       .torch = TORCH_IMPL([=] { return torch::relu(ta * tb + tc) * torch::exp(-td); })},
+      {.name = "bcast_row", .expr = "x + y.unsqueeze(0), y: [cols]", .shape = rc, .n = N,
+       .min_bytes = f * (2.0 * N + C), .out_n = N,
+       .build = [=] { return x + c.unsqueeze(0); },
+       IMPLS(bcast_row, px, pc, R, C),
+       .torch = TORCH_IMPL([=] { return tx + tc.unsqueeze(0); })},
+      {.name = "bcast_col", .expr = "x * col.unsqueeze(1), col: [rows]", .shape = rc, .n = N,
+       .min_bytes = f * (2.0 * N + R), .out_n = N,
+       .build = [=] { return x * col.unsqueeze(1); },
+       IMPLS(bcast_col, px, pcol, R, C),
+       .torch = TORCH_IMPL([=] { return tx * tcol.unsqueeze(1); })},
+      {.name = "sum", .expr = "x.sum()", .shape = rc, .n = N, .min_bytes = f * (N + 1.0),
+       .out_n = 1, .build = [=] { return x.sum(); },
+       IMPLS_0D(sum, px, N),
+       .torch = TORCH_IMPL([=] { return tx.sum(); }), .check_tol = 1e-3},  // summation order differs
+      {.name = "dot", .expr = "(a*b).sum()", .shape = rc, .n = N, .min_bytes = f * (2.0 * N + 1),
+       .out_n = 1, .build = [=] { return (a * b).sum(); },
+       IMPLS_0D(dot, pa, pb, N),
+       .torch = TORCH_IMPL([=] { return (ta * tb).sum(); }), .check_tol = 1e-3},
+      {.name = "rowsum", .expr = "x.sum(1)", .shape = rc, .n = N, .min_bytes = f * (N + R),
+       .out_n = R, .build = [=] { return x.sum(1); },
+       IMPLS(rowsum, px, R, C),
+       .torch = TORCH_IMPL([=] { return tx.sum(1); }), .check_tol = 1e-3},
+      {.name = "colsum", .expr = "x.sum(0)", .shape = rc, .n = N, .min_bytes = f * (N + C),
+       .out_n = C, .build = [=] { return x.sum(0); },
+       IMPLS(colsum, px, R, C),
+       .torch = TORCH_IMPL([=] { return tx.sum(0); }), .check_tol = 1e-3},
+      {.name = "softmax", .expr = "x.softmax(1)", .shape = rc, .n = N, .min_bytes = f * 2.0 * N,
+       .out_n = N, .build = [=] { return x.softmax(1); },
+       IMPLS(softmax, px, R, C),
+       .torch = TORCH_IMPL([=] { return torch::softmax(tx, 1); })},
+      {.name = "center", .expr = "x - x.mean(1, true)", .shape = rc, .n = N,
+       .min_bytes = f * 2.0 * N, .out_n = N, .build = [=] { return x - x.mean(1, true); },
+       IMPLS(center, px, R, C),
+       .torch = TORCH_IMPL([=] { return tx - tx.mean(1, true); })},
+      {.name = "layernorm",
+       .expr = "xc = x - x.mean(1,true); xc * (xc*xc).mean(1,true).add(1e-5).rsqrt()",
+       .shape = rc, .n = N, .min_bytes = f * 2.0 * N, .out_n = N,
+       .build =
+           [=] {
+             kiln::Tensor xc = x - x.mean(1, true);
+             return xc * (xc * xc).mean(1, true).add(1e-5).rsqrt();
+           },
+       IMPLS(layernorm, px, R, C, 1e-5f),
+       .torch = TORCH_IMPL([=] {
+         torch::Tensor xc = tx - tx.mean(1, true);
+         return xc * (xc * xc).mean(1, true).add(1e-5).rsqrt();
+       }),
+       .check_tol = 1e-3},
+      {.name = "transpose_add", .expr = "x.t() + y", .shape = shape_str({S, S}), .n = S * S,
+       .min_bytes = f * 3.0 * S * S, .out_n = S * S, .build = [=] { return sx.t() + sy; },
+       IMPLS(transpose_add, psx, psy, S),
+       .torch = TORCH_IMPL([=] { return tsx.t() + tsy; })},
+      {.name = "matmul", .expr = "a.matmul(b), square", .shape = shape_str({M, M}), .n = M * M,
+       .min_bytes = f * 3.0 * M * M, .out_n = M * M, .build = [=] { return ma.matmul(mb); },
+       IMPLS(matmul, pma, pmb, M),
+       .torch = TORCH_IMPL([=] { return torch::matmul(tma, tmb); }), .check_tol = 1e-3,
+       .flops = 2.0 * fM * fM * fM},
+  };
+  for (Case& k : cases) k.expect.resize(static_cast<size_t>(k.out_n));
+  return cases;
+}
+
+}  // namespace kiln_bench

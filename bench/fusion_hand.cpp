@@ -1,0 +1,181 @@
+// bench/fusion.cpp's hand loops (see fusion_hand.h). This file alone is
+// compiled with -ffast-math (bench/CMakeLists.txt) on top of -O3
+// -march=native, as the reference loops are: with g++ 12 and glibc,
+// `#pragma omp simd` loops over std::exp then call libmvec's vector expf
+// (_ZGV*_expf; `objdump -dr build/bench/CMakeFiles/bench_fusion.dir/fusion_hand.cpp.o
+// | grep _ZGV` shows it). The program's own checks (fusion.cpp) are not fast-math.
+#include "fusion_hand.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <vector>
+
+namespace kiln_bench {
+
+namespace {
+int g_threads = 1;
+
+// The sum of one row, vectorized (called inside the rows' parallel loop).
+inline float row_sum(const float* xr, int64_t cols) {
+  float s = 0.f;
+#pragma omp simd reduction(+ : s)
+  for (int64_t j = 0; j < cols; ++j) s += xr[j];
+  return s;
+}
+}  // namespace
+
+int hand_set_threads(int n) {
+  openblas_set_num_threads(n);
+#ifdef _OPENMP
+  g_threads = n;
+#else
+  g_threads = 1;
+#endif
+  return g_threads;
+}
+
+void triad(float* a, const float* b, const float* c, float s, int64_t n) {
+#pragma omp parallel for simd num_threads(g_threads) schedule(static)
+  for (int64_t i = 0; i < n; ++i) a[i] = b[i] + s * c[i];
+}
+
+// relu(a*b + row) * exp(-d)
+void hand_chain(float* out, const float* a, const float* b, const float* row, const float* d,
+                int64_t rows, int64_t cols) {
+#pragma omp parallel for num_threads(g_threads) schedule(static)
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t o = r * cols;
+#pragma omp simd
+    for (int64_t j = 0; j < cols; ++j) {
+      const float v = a[o + j] * b[o + j] + row[j];
+      out[o + j] = (v > 0.f ? v : 0.f) * std::exp(-d[o + j]);
+    }
+  }
+}
+
+// x + row[None, :]
+void hand_bcast_row(float* out, const float* x, const float* row, int64_t rows, int64_t cols) {
+#pragma omp parallel for num_threads(g_threads) schedule(static)
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t o = r * cols;
+#pragma omp simd
+    for (int64_t j = 0; j < cols; ++j) out[o + j] = x[o + j] + row[j];
+  }
+}
+
+// x * col[:, None]
+void hand_bcast_col(float* out, const float* x, const float* col, int64_t rows, int64_t cols) {
+#pragma omp parallel for num_threads(g_threads) schedule(static)
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t o = r * cols;
+    const float s = col[r];
+#pragma omp simd
+    for (int64_t j = 0; j < cols; ++j) out[o + j] = x[o + j] * s;
+  }
+}
+
+// x.sum(), accumulated in float64 (as kiln keeps float sums)
+float hand_sum(const float* x, int64_t n) {
+  double s = 0.0;
+#pragma omp parallel for simd num_threads(g_threads) schedule(static) reduction(+ : s)
+  for (int64_t i = 0; i < n; ++i) s += x[i];
+  return static_cast<float>(s);
+}
+
+// (a*b).sum()
+float hand_dot(const float* a, const float* b, int64_t n) {
+  float s = 0.f;
+#pragma omp parallel for simd num_threads(g_threads) schedule(static) reduction(+ : s)
+  for (int64_t i = 0; i < n; ++i) s += a[i] * b[i];
+  return s;
+}
+
+// x.sum(1)
+void hand_rowsum(float* out, const float* x, int64_t rows, int64_t cols) {
+#pragma omp parallel for num_threads(g_threads) schedule(static)
+  for (int64_t r = 0; r < rows; ++r) out[r] = row_sum(x + r * cols, cols);
+}
+
+// x.sum(0): rows added into per-column float64 sums (contiguous rows)
+void hand_colsum(float* out, const float* x, int64_t rows, int64_t cols) {
+  std::vector<double> acc(static_cast<size_t>(cols), 0.0);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * cols;
+#pragma omp simd
+    for (int64_t j = 0; j < cols; ++j) acc[j] += xr[j];
+  }
+  for (int64_t j = 0; j < cols; ++j) out[j] = static_cast<float>(acc[j]);
+}
+
+// softmax over rows
+void hand_softmax(float* out, const float* x, int64_t rows, int64_t cols) {
+#pragma omp parallel for num_threads(g_threads) schedule(static)
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * cols;
+    float* yr = out + r * cols;
+    float m = -FLT_MAX;  // not -INFINITY: -ffast-math assumes finite values
+#pragma omp simd reduction(max : m)
+    for (int64_t j = 0; j < cols; ++j) m = std::max(m, xr[j]);
+    float s = 0.f;
+#pragma omp simd reduction(+ : s)
+    for (int64_t j = 0; j < cols; ++j) {
+      const float e = std::exp(xr[j] - m);
+      yr[j] = e;
+      s += e;
+    }
+    const float inv = 1.f / s;
+#pragma omp simd
+    for (int64_t j = 0; j < cols; ++j) yr[j] *= inv;
+  }
+}
+
+// x - x.mean(1, keepdim)
+void hand_center(float* out, const float* x, int64_t rows, int64_t cols) {
+#pragma omp parallel for num_threads(g_threads) schedule(static)
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * cols;
+    float* yr = out + r * cols;
+    const float m = row_sum(xr, cols) / static_cast<float>(cols);
+#pragma omp simd
+    for (int64_t j = 0; j < cols; ++j) yr[j] = xr[j] - m;
+  }
+}
+
+// layer norm without affine: xc = x - mean; xc * rsqrt(mean(xc^2) + eps)
+void hand_layernorm(float* out, const float* x, int64_t rows, int64_t cols, float eps) {
+#pragma omp parallel for num_threads(g_threads) schedule(static)
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * cols;
+    float* yr = out + r * cols;
+    const float m = row_sum(xr, cols) / static_cast<float>(cols);
+    float q = 0.f;
+#pragma omp simd reduction(+ : q)
+    for (int64_t j = 0; j < cols; ++j) q += (xr[j] - m) * (xr[j] - m);
+    const float inv = 1.f / std::sqrt(q / static_cast<float>(cols) + eps);
+#pragma omp simd
+    for (int64_t j = 0; j < cols; ++j) yr[j] = (xr[j] - m) * inv;
+  }
+}
+
+// x.t() + y, square n x n, in 32 x 32 tiles
+void hand_transpose_add(float* out, const float* x, const float* y, int64_t n) {
+  constexpr int64_t T = 32;
+#pragma omp parallel for num_threads(g_threads) schedule(static)
+  for (int64_t ib = 0; ib < n; ib += T)
+    for (int64_t jb = 0; jb < n; jb += T) {
+      const int64_t ie = std::min(n, ib + T), je = std::min(n, jb + T);
+      for (int64_t i = ib; i < ie; ++i)
+        for (int64_t j = jb; j < je; ++j) out[i * n + j] = x[j * n + i] + y[i * n + j];
+    }
+}
+
+// a @ b, square n x n: OpenBLAS alone (the matmul's "hand loop")
+void hand_matmul(float* out, const float* a, const float* b, int64_t n) {
+  const int m = static_cast<int>(n);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, m, m, 1.f, a, m, b, m, 0.f, out, m);
+}
+
+}  // namespace kiln_bench

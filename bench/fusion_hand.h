@@ -1,0 +1,46 @@
+// The reference implementations of bench/fusion.cpp's workloads: hand-written
+// C++ loops (fusion_hand.cpp, the only file of the program compiled with
+// -ffast-math: -O3 -march=native -ffast-math, OpenMP `simd`, std::exp
+// vectorized through glibc's libmvec), cblas_sgemm for matmul, and the
+// STREAM-triad probe; and the same workloads with Eigen (fusion_eigen.cpp,
+// when Eigen 3 was found: KILN_BENCH_HAVE_EIGEN). Every function writes a
+// preallocated output and runs on the threads set by its *_set_threads.
+// Shapes: x, a, b, d: [rows, cols] row-major; row: [cols]; col: [rows];
+// square ones: [n, n].
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace kiln_bench {
+
+// The workloads, once per implementation: hand_<name> and eigen_<name>.
+#define KILN_BENCH_WORKLOAD_DECLS(P)                                                                 \
+  void P##chain(float* out, const float* a, const float* b, const float* row, const float* d,     \
+                int64_t rows, int64_t cols);                                                      \
+  void P##bcast_row(float* out, const float* x, const float* row, int64_t rows, int64_t cols);    \
+  void P##bcast_col(float* out, const float* x, const float* col, int64_t rows, int64_t cols);    \
+  float P##sum(const float* x, int64_t n);                                                        \
+  float P##dot(const float* a, const float* b, int64_t n);                                        \
+  void P##rowsum(float* out, const float* x, int64_t rows, int64_t cols);                         \
+  void P##colsum(float* out, const float* x, int64_t rows, int64_t cols);                         \
+  void P##softmax(float* out, const float* x, int64_t rows, int64_t cols);                        \
+  void P##center(float* out, const float* x, int64_t rows, int64_t cols);                         \
+  void P##layernorm(float* out, const float* x, int64_t rows, int64_t cols, float eps);           \
+  void P##transpose_add(float* out, const float* x, const float* y, int64_t n);                   \
+  void P##matmul(float* out, const float* a, const float* b, int64_t n);
+
+KILN_BENCH_WORKLOAD_DECLS(hand_)
+KILN_BENCH_WORKLOAD_DECLS(eigen_)
+
+// a[i] = b[i] + s * c[i], the STREAM triad.
+void triad(float* a, const float* b, const float* c, float s, int64_t n);
+
+// Threads of the hand loops (OpenMP) and of OpenBLAS; returns the hand
+// loops' count (1 without OpenMP). openblas_set_num_threads is process-wide:
+// kiln's matmul, which calls OpenBLAS, runs on the same count.
+int hand_set_threads(int n);
+// Eigen's threads (Eigen::setNbThreads) and its version, "" without Eigen.
+std::string eigen_setup(int threads);
+
+}  // namespace kiln_bench
