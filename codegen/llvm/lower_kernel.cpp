@@ -450,8 +450,38 @@ class Lowering {
     loop_iv_[s.loop] = nullptr;
     llvm::Value* next = b.CreateAdd(iv, e_.c64(1), tag + ".next", /*HasNUW=*/true, /*HasNSW=*/true);
     iv->addIncoming(next, b.GetInsertBlock());
-    b.CreateCondBr(b.CreateICmpSLT(next, hi), body, exit);
+    llvm::BranchInst* latch = b.CreateCondBr(b.CreateICmpSLT(next, hi), body, exit);
+    if (widening_reduction(s)) {
+      // A float32 sum into a float64 accumulator: LLVM's default (4 vectors
+      // of 8 doubles per iteration, 128 bytes, loads folded into the
+      // conversions) ran at half the memory bandwidth here (Zen 5; measured:
+      // 4.2 ms against 2.2 ms for 4096 x 4096 row sums); 2 vectors do not.
+      llvm::LLVMContext& c = e_.ctx;
+      llvm::Metadata* count[] = {llvm::MDString::get(c, "llvm.loop.interleave.count"),
+                                 llvm::ConstantAsMetadata::get(b.getInt32(2))};
+      llvm::Metadata* ops[] = {nullptr, llvm::MDNode::get(c, count)};
+      llvm::MDNode* md = llvm::MDNode::getDistinct(c, ops);
+      md->replaceOperandWith(0, md);
+      latch->setMetadata(llvm::LLVMContext::MD_loop, md);
+    }
     b.SetInsertPoint(exit);
+  }
+
+  // An innermost loop that accumulates narrower floats into a wider float
+  // accumulator (a float32 / 16-bit sum, kept in float64).
+  bool widening_reduction(const Stmt& s) const {
+    bool widening = false;
+    for (const Stmt& c : s.body) {
+      if (c.kind == StmtKind::Loop) return false;
+      if (c.kind != StmtKind::AccUpdate) continue;
+      // the IR widens before it accumulates: look through the cast
+      const jit::Value* v = &k_.values[c.value];
+      if (v->op == VOp::Cast) v = &k_.values[v->args[0]];
+      const DType acc = k_.accs[c.acc].dtype;
+      if (is_float_dtype(acc) && is_float_dtype(v->dtype) && element_size(v->dtype) < element_size(acc))
+        widening = true;
+    }
+    return widening;
   }
 };
 
