@@ -30,9 +30,12 @@ struct Attrs {
 };
 
 struct Node {
-  Op op;
-  DType dtype;
-  Device device;
+  // User-provided, so that make_pooled's value-initialization does not first
+  // zero the whole node (a `rep stos` that was a third of make_node's time).
+  Node() noexcept {}
+  Op op{};
+  DType dtype{};
+  Device device{};
   Shape shape;
   NodeList inputs;
   Attrs attrs;

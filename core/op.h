@@ -116,6 +116,12 @@ inline bool is_view(Op op) { return op_class(op) == OpClass::View; }
 inline bool is_source(Op op) {
   return op_class(op) == OpClass::Source || op_class(op) == OpClass::Random;
 }
+// Elementwise ops whose value costs tens of instructions (a polynomial):
+// worth storing and reloading rather than computing twice in one kernel.
+inline bool is_transcendental(Op op) {
+  return op == Op::Exp || op == Op::Log || op == Op::Sin || op == Op::Cos || op == Op::Tanh ||
+         op == Op::Sigmoid || op == Op::Pow;
+}
 // Comparisons produce bool from inputs of any dtype.
 inline bool is_comparison(Op op) {
   return op == Op::Eq || op == Op::Ne || op == Op::Lt || op == Op::Le || op == Op::Gt ||

@@ -33,6 +33,7 @@ struct Storage {
 };
 
 struct TensorImpl {
+  TensorImpl() noexcept {}  // no zero-filling before the members' own initializers (see Node)
   std::shared_ptr<Storage> storage;
   Shape sizes;
   Shape strides;  // in elements

@@ -595,6 +595,11 @@ class Lowerer {
       v = op2(VOp::Mul, adt, a, b);
     } else {
       v = value(x, inner);
+      if (at_row && keep_.n && !keep_.stored &&
+          (x == keep_.n || (x->op == Op::Cast && x->inputs[0].get() == keep_.n))) {
+        store(&pre, kKeptSlot, ravel(keep_.out, inner), value(keep_.n, inner));
+        keep_.stored = true;
+      }
     }
     scopes_ = std::move(saved);
     if (c == Combiner::All || c == Combiner::Any) v = cast(v, DType::Bool);
@@ -727,9 +732,47 @@ class Lowerer {
   // The kernel computing every node of `group` (one loop nest over the
   // shared iteration space, one store per member: horizontal fusion). An
   // Assign member computes its base (the first half of the write).
+  // A value of out's own shape, computed inline at out's index, that is
+  // costly (exp, log, ...) and also folded by one of the kernel's row
+  // reductions: softmax's exp(x - max), summed and then divided. The
+  // reduction's loop stores it into out, and the final loop reads it back
+  // instead of computing it a second time. Null when there is none.
+  const Node* kept_value(const Node* out, const std::vector<const Node*>& reds) {
+    const Domain rows{row_.full, row_.dims};
+    for (const Node* r : reds) {
+      if (r->op == Op::Matmul || row_.acc.count(r)) continue;  // built already: too late to store
+      const Domain dm = domain(r);
+      if (dm.full != rows.full || dm.dims != rows.dims) continue;
+      const Node* x = r->inputs[0].get();
+      if (x->op == Op::Cast) x = x->inputs[0].get();
+      if (is_transcendental(x->op) && !stored(x) && x->shape == out->shape && x->dtype == out->dtype &&
+          reads_inline(out, x))
+        return x;
+    }
+    return nullptr;
+  }
+  // Whether n reaches x through nodes computed inline in this kernel.
+  bool reads_inline(const Node* n, const Node* x) {
+    if (n == x) return true;
+    if (n != &root_ && (stored(n) || reduces(*n))) return false;
+    for (const auto& in : n->inputs)
+      if (reads_inline(in.get(), x)) return true;
+    return false;
+  }
+  static void patch_kept_slot(std::vector<Stmt>& body, int32_t slot) {
+    for (Stmt& s : body) {
+      if (s.kind == StmtKind::Store && s.buffer == kKeptSlot) s.buffer = slot;
+      patch_kept_slot(s.body, slot);
+    }
+  }
+
   Lowered lower_group(const std::vector<const Node*>& group) {
     std::vector<const Node*> outs;
-    for (const Node* g : group) outs.push_back(g->op == Op::Assign ? g->inputs[0].get() : g);
+    bool writes = false;  // an Assign writes into a buffer the kernel may also read
+    for (const Node* g : group) {
+      outs.push_back(g->op == Op::Assign ? g->inputs[0].get() : g);
+      writes = writes || g->op == Op::Assign;
+    }
     std::vector<const Node*> reds;
     NodeSet seen;
     for (const Node* o : outs) {
@@ -848,6 +891,16 @@ class Lowerer {
         throw NeedMaterialize{r0, "the output is not laid out by rows"};
       }
       const bool element = !per_element.empty() && per_element.back() == j;
+      // (not when every reduced dim has size 1: the reduction's index would be the final one)
+      if (element && !keep_.n && !writes && !final_scope.loops.empty()) {
+        if (const Node* kept = kept_value(out, reds)) {
+          keep_ = {kept, out, false};
+          Value ld{VOp::Load, kept->dtype};  // the slot is patched once outputs have theirs
+          ld.a = kKeptSlot;
+          ld.args[0] = ravel(out, idx);
+          memo_.emplace(std::make_pair(kept, idx), add(ld));
+        }
+      }
       if (element) scopes_.push_back(final_scope);
       values[j] = cast(value(out, idx), group[j]->dtype);  // appends the reduction nests
       if (element) scopes_.pop_back();
@@ -856,6 +909,13 @@ class Lowerer {
     work_ = full.numel() + nested_work_;
     std::vector<int32_t> slots;
     for (size_t j = 0; j < outs.size(); ++j) slots.push_back(output_slot(group[j]->dtype));
+    if (keep_.n) {
+      KILN_INTERNAL_ASSERT(keep_.stored, "kernel ", k_.name, ": a kept value was never stored");
+      const size_t j = static_cast<size_t>(std::find(outs.begin(), outs.end(), keep_.out) - outs.begin());
+      patch_kept_slot(top, slots[j]);
+      for (Value& v : k_.values)
+        if (v.op == VOp::Load && v.a == kKeptSlot) v.a = slots[j];
+    }
     for (size_t j : per_row) store(body, slots[j], flats[j], values[j]);
     if (!per_element.empty()) {
       for (size_t j : per_element) store(&final_body, slots[j], flats[j], values[j]);
@@ -864,6 +924,14 @@ class Lowerer {
     k_.body = std::move(top);
     return finish();
   }
+
+  // The kept value (kept_value) while its output's slot is not yet known.
+  static constexpr int32_t kKeptSlot = -2;
+  struct Kept {
+    const Node* n = nullptr;    // the value stored by the reduction's loop
+    const Node* out = nullptr;  // the output it is stored into
+    bool stored = false;
+  } keep_;
 
   Kernel k_;
   std::vector<int64_t> params_;

@@ -93,6 +93,34 @@ TEST_CASE("jit fusion: chains of reductions over the same rows are one kernel") 
   check_values(layer_norm);
 }
 
+TEST_CASE("jit fusion: softmax computes each exponential once") {
+  // The sum's loop stores exp(x - max) into the output; the final loop reads
+  // it back and scales it (one exp in the kernel, not two).
+  auto exps = [](const Tensor& t) {
+    jit::Schedule s = plan(t);
+    REQUIRE(s.steps.size() == 1);
+    int n = 0;
+    for (const jit::Value& v : s.steps[0].code->ir.values) n += v.op == jit::VOp::Exp;
+    return n;
+  };
+  Tensor x = data({5, 7}, 3), z = data({3, 4, 5}, 2);
+  CHECK(exps(x.softmax(1)) == 1);
+  CHECK(exps(x.softmax(0)) == 1);
+  CHECK(exps(z.softmax(1)) == 1);
+  CHECK(exps(data({5, 1}).softmax(1)) == 1);  // a size-1 row has no loops: the same index, one value
+  check_values(x.softmax(1));
+  check_values(x.softmax(0));
+  check_values(z.softmax(1));
+  check_values(z.softmax(2) * 3 + 1);
+  check_values(data({5, 1}).softmax(1));
+  check_values(data({5, 1}).softmax(0));
+  // a write into an existing tensor keeps computing the value twice (the
+  // destination may be read by the kernel): same values
+  Tensor w = data({5, 7}, 3);
+  w.copy_(w.softmax(1));
+  CHECK((w - data({5, 7}, 3).softmax(1)).abs().max().item<float>() < 1e-6f);
+}
+
 TEST_CASE("jit fusion: views fold into index arithmetic") {
   Tensor x = data({4, 6}), y = data({6, 4});
   CHECK(kernels(x.t() + y) == 1);
