@@ -162,7 +162,7 @@ Tensor binary_op(Op op, const Tensor& a, const Tensor& b, const char* name) {
   DType ct = binary_compute_type(op, result_type(a, b));
   Shape shape = broadcast_shapes(a.sizes(), b.sizes(), name);
   Tensor out = finish(op, ct, shape, a.device(),
-                      {prepare(a, ct, shape, name), prepare(b, ct, shape, name)});
+                      node_list(prepare(a, ct, shape, name), prepare(b, ct, shape, name)));
   record_binary(op, out, a, b);
   return out;
 }
@@ -174,7 +174,7 @@ Tensor binary_op(Op op, const Tensor& a, const Scalar& b, const char* name, bool
   const Shape& shape = a.sizes();
   NodePtr x = prepare(a, ct, shape, name);
   NodePtr y = full_node(shape, b, ct, a.device());  // one node, computed in the kernel
-  NodeList ins = scalar_first ? NodeList{y, x} : NodeList{x, y};
+  NodeList ins = scalar_first ? node_list(std::move(y), std::move(x)) : node_list(std::move(x), std::move(y));
   Tensor out = finish(op, ct, shape, a.device(), std::move(ins));
   record_scalar(op, out, a, b, scalar_first);
   return out;
@@ -182,15 +182,15 @@ Tensor binary_op(Op op, const Tensor& a, const Scalar& b, const char* name, bool
 
 namespace {
 Tensor unary_float(Op op, const Tensor& t, const char* name) {
-  NodePtr n = node_of(t, name);
+  const NodePtr& n = node_of(t, name);  // first: an undefined t is refused under the op's name
   DType ct = floating_compute_type(t.dtype());
-  Tensor out = make_tensor(make_node(op, ct, t.device(), t.sizes(), {cast_node(n, ct)}));
+  Tensor out = make_tensor(make_node(op, ct, t.device(), t.sizes(), node_list(cast_node(n, ct))));
   record_unary(op, out, t);
   return out;
 }
 Tensor unary_same(Op op, const Tensor& t, const char* name) {
-  NodePtr n = node_of(t, name);
-  Tensor out = make_tensor(make_node(op, t.dtype(), t.device(), t.sizes(), {n}));
+  const NodePtr& n = node_of(t, name);
+  Tensor out = make_tensor(make_node(op, t.dtype(), t.device(), t.sizes(), node_list(n)));
   record_unary(op, out, t);
   return out;
 }

@@ -34,8 +34,9 @@ Tensor matmul(const Tensor& a, const Tensor& b, SourceLoc loc) {
                ", ", kb, "]. (shapes ", a.sizes(), " and ", b.sizes(), ")");
 
   // Promote 1-D operands to matrices, remembering which dims to drop.
-  Tensor A = a.dim() == 1 ? a.unsqueeze(0) : a;
-  Tensor B = b.dim() == 1 ? b.unsqueeze(1) : b;
+  Tensor A1, B1;  // promoted copies only when needed (a Tensor copy is an atomic increment)
+  const Tensor& A = a.dim() == 1 ? (A1 = a.unsqueeze(0)) : a;
+  const Tensor& B = b.dim() == 1 ? (B1 = b.unsqueeze(1)) : b;
   Shape ba(A.sizes().begin(), A.sizes().end() - 2), bb(B.sizes().begin(), B.sizes().end() - 2);
   Shape batch = broadcast_shapes(ba, bb, "matmul");
   const int64_t M = A.sizes()[A.dim() - 2], K = ka, N = B.sizes().back();
@@ -43,13 +44,12 @@ Tensor matmul(const Tensor& a, const Tensor& b, SourceLoc loc) {
   sa.insert(sa.end(), {M, K});
   sb.insert(sb.end(), {K, N});
   so.insert(so.end(), {M, N});
-  NodePtr na = expand_node(node_of(A, "matmul"), sa);
-  NodePtr nb = expand_node(node_of(B, "matmul"), sb);
-  NodePtr r = make_node(Op::Matmul, a.dtype(), a.device(), so, {na, nb});
+  NodePtr r = make_node(Op::Matmul, a.dtype(), a.device(), so,
+                        node_list(expand_node(node_of(A, "matmul"), sa), expand_node(node_of(B, "matmul"), sb)));
   Shape final_shape = batch;
   if (a.dim() > 1) final_shape.push_back(M);
   if (b.dim() > 1) final_shape.push_back(N);
-  Tensor out = make_tensor(reshape_node(r, final_shape));
+  Tensor out = make_tensor(reshape_node(std::move(r), final_shape));
   if (autograd::should_record({&a, &b})) {
     GradFn kind = a.dim() == 2 && b.dim() == 2   ? GradFn::MmBackward0
                   : a.dim() == 2 && b.dim() == 1 ? GradFn::MvBackward0

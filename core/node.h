@@ -61,6 +61,18 @@ struct Node {
   OpClass cls() const { return op_class(op); }
 };
 
+// A NodeList of the given nodes, moved in where they are rvalues: a braced
+// `{a, b}` copies each element out of its initializer_list (an atomic
+// reference-count increment and decrement per node per op, a measurable
+// share of recording a graph).
+template <typename... P>
+NodeList node_list(P&&... p) {
+  NodeList l;
+  l.reserve(sizeof...(p));
+  (l.emplace_back(std::forward<P>(p)), ...);
+  return l;
+}
+
 NodePtr make_node(Op op, DType dtype, Device device, Shape shape, NodeList inputs,
                   Attrs attrs = {}, bool store = false);
 NodePtr make_buffer_node(BufferPtr buffer, Shape shape);

@@ -34,20 +34,25 @@ DType wrapped_scalar_dtype(const Scalar& s) {
   return default_dtype();
 }
 
-NodePtr cast_node(const NodePtr& n, DType dtype) {
+NodePtr cast_node(NodePtr n, DType dtype) {
   if (n->dtype == dtype) return n;
-  return make_node(Op::Cast, dtype, n->device, n->shape, {n});
+  // n's fields are read before n is moved into the list (argument order is unspecified)
+  const Device dev = n->device;
+  Shape shape = n->shape;
+  return make_node(Op::Cast, dtype, dev, std::move(shape), node_list(std::move(n)));
 }
 
-NodePtr reshape_node(const NodePtr& n, const Shape& shape) {
+NodePtr reshape_node(NodePtr n, const Shape& shape) {
   if (n->shape == shape) return n;
   Attrs a;
   a.ints.push_back(0);
   for (int64_t s : contiguous_strides(shape)) a.ints.push_back(s);
-  return make_node(Op::AsStrided, n->dtype, n->device, shape, {n}, std::move(a));
+  const DType dt = n->dtype;
+  const Device dev = n->device;
+  return make_node(Op::AsStrided, dt, dev, shape, node_list(std::move(n)), std::move(a));
 }
 
-NodePtr expand_node(const NodePtr& n, const Shape& shape) {
+NodePtr expand_node(NodePtr n, const Shape& shape) {
   if (n->shape == shape) return n;
   const Shape& in = n->shape;
   KILN_INTERNAL_ASSERT(in.size() <= shape.size(), "expand of ", in, " to ", shape);
@@ -64,7 +69,9 @@ NodePtr expand_node(const NodePtr& n, const Shape& shape) {
       a.ints.push_back(s == shape[i] && s != 1 ? in_strides[i - lead] : 0);
     }
   }
-  return make_node(Op::AsStrided, n->dtype, n->device, shape, {n}, std::move(a));
+  const DType dt = n->dtype;
+  const Device dev = n->device;
+  return make_node(Op::AsStrided, dt, dev, shape, node_list(std::move(n)), std::move(a));
 }
 
 NodePtr full_node(const Shape& shape, const Scalar& v, DType dtype, Device device) {

@@ -23,16 +23,16 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
 // The dtype of the scalar as a wrapped number: bool, int64 or float32.
 DType wrapped_scalar_dtype(const Scalar& s);
 
-NodePtr cast_node(const NodePtr& n, DType dtype);
+NodePtr cast_node(NodePtr n, DType dtype);
 // Broadcasts n (a value of shape n->shape) to `shape` with zero strides.
-NodePtr expand_node(const NodePtr& n, const Shape& shape);
+NodePtr expand_node(NodePtr n, const Shape& shape);
 NodePtr scalar_node(const Scalar& v, DType dtype, Device device);
 NodePtr full_node(const Shape& shape, const Scalar& v, DType dtype, Device device);
 // A 0-dim constant derived from a shape (a count): the JIT keeps it out of
 // the kernel's code, so a new shape needs no new kernel.
 NodePtr shape_scalar_node(double v, DType dtype, Device device);
 // A view of n's value with a new shape of the same numel (row-major).
-NodePtr reshape_node(const NodePtr& n, const Shape& shape);
+NodePtr reshape_node(NodePtr n, const Shape& shape);
 
 // "Expected all tensors to be on the same device, but found at least two devices, ..."
 void check_same_device(const char* op, std::initializer_list<const Tensor*> tensors);

@@ -35,7 +35,7 @@ NodePtr reduce_node(Op op, DType dtype, const NodePtr& x, const Shape& rdims) {
   for (int64_t d : rdims) kept[d] = 1;
   Attrs a;
   a.ints = rdims;
-  return make_node(op, dtype, x->device, std::move(kept), {x}, std::move(a));
+  return make_node(op, dtype, x->device, std::move(kept), node_list(x), std::move(a));
 }
 
 // A reduction of every element of a large tensor in two stages: partial
@@ -187,9 +187,8 @@ DType check_floating(const Tensor& t, std::optional<DType> dtype, const char* op
 }  // namespace
 
 Tensor divide_by_count(const Tensor& t, int64_t count) {
-  NodePtr n = node_of(t, "mean");
   NodePtr c = expand_node(shape_scalar_node(static_cast<double>(count), t.dtype(), t.device()), t.sizes());
-  Tensor out = make_tensor(make_node(Op::Div, t.dtype(), t.device(), t.sizes(), {n, c}));
+  Tensor out = make_tensor(make_node(Op::Div, t.dtype(), t.device(), t.sizes(), node_list(node_of(t, "mean"), std::move(c))));
   if (auto f = record(GradFn::DivBackward0, out, {&t})) f->reals.push_back(static_cast<double>(count));
   return out;
 }

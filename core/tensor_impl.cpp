@@ -35,7 +35,7 @@ bool TensorImpl::covers_storage() const {
   return covers_ != 0;
 }
 
-NodePtr TensorImpl::node() const {
+const NodePtr& TensorImpl::node() const {
   const NodePtr& base = storage->node;
   if (covers_storage() && sizes == base->shape) return base;
   if (cached_ && cached_base_ == base.get()) return cached_;
@@ -77,7 +77,7 @@ Tensor make_view(const Tensor& base, Shape sizes, Shape strides, int64_t offset)
   return Tensor(std::move(impl));
 }
 
-NodePtr node_of(const Tensor& t, const char* op) {
+const NodePtr& node_of(const Tensor& t, const char* op) {
   KILN_CHECK(t.defined(), op, "expected a defined tensor but got an undefined one");
   return t.impl()->node();
 }

@@ -58,7 +58,7 @@ struct TensorImpl {
   // The node that reads this tensor's value: the storage node itself when the
   // tensor covers it contiguously, else an AsStrided view of it. Cached until
   // the storage's node changes.
-  NodePtr node() const;
+  const NodePtr& node() const;  // valid while this tensor and its storage are unchanged
 
   DType dtype() const { return storage->dtype(); }
   Device device() const { return storage->device(); }
@@ -83,7 +83,7 @@ Tensor make_tensor(NodePtr node, bool requires_grad = false);
 // A view of `base`'s storage (autograd sees it as a view of base).
 Tensor make_view(const Tensor& base, Shape sizes, Shape strides, int64_t offset);
 // The value node of a defined tensor (raises for an undefined one).
-NodePtr node_of(const Tensor& t, const char* op);
+const NodePtr& node_of(const Tensor& t, const char* op);
 // Evaluates the storages of these tensors (the reference evaluator for now).
 void realize(const std::vector<const TensorImpl*>& tensors);
 // Replaces the storage's value by `value` (an in-place write) and bumps its version.
