@@ -35,7 +35,7 @@
 // An inline matmul may also run nested inside another reduction's loops
 // (`(X @ w - y).pow(2).sum()`, `X.t() @ (X @ w - y)`): where a kernel reads it
 // at indices that walk every enclosing loop, so that each of its values is
-// still computed once (lower.cpp). One with K = 1 (an outer product: a
+// still computed once (lower_reduce.cpp). One with K = 1 (an outer product: a
 // multiply per element) is recomputed by each kernel that reads it, like an
 // elementwise node, rather than stored.
 #pragma once

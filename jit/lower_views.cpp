@@ -1,0 +1,98 @@
+// Lowering views (AsStrided nodes): the index of a view's input read at
+// the view's index. Broadcasts and reshapes adding or dropping size-1 dims
+// map dim by dim exactly; a strided slice of a value computed inline maps
+// each dim on its own (no division); anything else goes through the flat
+// position in the input's row-major layout.
+#include <cstdint>
+
+#include "jit/lowerer.h"
+
+namespace kiln::jit::lowering {
+
+ValueId Lowerer::view(const Node* n, const Idx& idx) {
+  const Node* x = n->inputs[0].get();
+  const auto& a = n->attrs.ints;  // {offset, strides...}
+  const int64_t rank = n->rank(), xr = x->rank();
+  const Shape xs = contiguous_strides(x->shape);
+  // Broadcast pattern: trailing dims map 1:1 (or to 0 where x has size 1).
+  if (a[0] == 0 && xr <= rank) {
+    const int64_t lead = rank - xr;
+    bool ok = true;
+    for (int64_t d = 0; d < rank && ok; ++d) {
+      int64_t st = a[1 + d];
+      if (d < lead) ok = st == 0;
+      else {
+        int64_t xd = d - lead;
+        ok = (st == 0 && x->shape[xd] == 1) ||
+             (x->shape[xd] == n->shape[d] && (st == xs[xd] || n->shape[d] == 1));
+      }
+    }
+    if (ok) {
+      Idx xi(static_cast<size_t>(xr));
+      for (int64_t d = 0; d < xr; ++d)
+        xi[d] = x->shape[d] == 1 ? iconst(0) : idx[d + lead];
+      return value(x, xi);
+    }
+  }
+  // Reshape that only adds or drops size-1 dims.
+  if (a[0] == 0 && n->numel() == x->numel() && Shape(a.begin() + 1, a.end()) == contiguous_strides(n->shape)) {
+    Shape ns, xs1;
+    for (int64_t s : n->shape) if (s != 1) ns.push_back(s);
+    for (int64_t s : x->shape) if (s != 1) xs1.push_back(s);
+    if (ns == xs1) {
+      Idx kept;
+      for (int64_t d = 0; d < rank; ++d) if (n->shape[d] != 1) kept.push_back(idx[d]);
+      Idx xi;
+      size_t j = 0;
+      for (int64_t d = 0; d < xr; ++d) xi.push_back(x->shape[d] != 1 ? kept[j++] : iconst(0));
+      return value(x, xi);
+    }
+  }
+  // A strided slice of a value computed inline (x[o0::s0, o1::s1, ...], as
+  // many dims, none merged): each dim maps on its own, with no division.
+  if (!stored(x)) {
+    Idx xi;
+    if (slice_of(n, x, idx, xi)) return value(x, xi);
+  }
+  // General: the flat position in x's row-major layout.
+  ValueId flat = a[0] == 0 ? iconst(0) : param(n, kViewOffset, 0, a[0]);
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t st = a[1 + d];
+    ValueId sv = st == 0 ? iconst(0) : (st == 1 && d == rank - 1) ? iconst(1) : param(n, kViewStride, d, st);
+    flat = iadd(flat, imul(idx[d], sv));
+  }
+  if (stored(x)) return load(x, flat);
+  return value(x, unravel(x, flat));
+}
+
+// Whether view n of x is x[o_d + i_d * step_d] dim by dim; if so xi gets
+// x's index. Steps and starts are runtime params (shape-generic kernels).
+bool Lowerer::slice_of(const Node* n, const Node* x, const Idx& idx, Idx& xi) {
+  const auto& a = n->attrs.ints;
+  const int64_t rank = n->rank();
+  if (x->rank() != rank || x->numel() == 0 || n->numel() == 0) return false;
+  const Shape xs = contiguous_strides(x->shape);
+  int64_t off = a[0];
+  Shape start(static_cast<size_t>(rank)), step(static_cast<size_t>(rank));
+  for (int64_t d = 0; d < rank; ++d) {
+    start[d] = off / xs[d];
+    off -= start[d] * xs[d];
+    if (n->shape[d] == 1) continue;  // step 0
+    if (a[1 + d] < 0 || a[1 + d] % xs[d] != 0) return false;
+    step[d] = a[1 + d] / xs[d];
+  }
+  if (off != 0) return false;
+  for (int64_t d = 0; d < rank; ++d)
+    if (start[d] < 0 || (n->shape[d] > 0 && start[d] + (n->shape[d] - 1) * step[d] >= x->shape[d]))
+      return false;
+  xi.resize(static_cast<size_t>(rank));
+  for (int64_t d = 0; d < rank; ++d) {
+    ValueId i = idx[d];
+    if (n->shape[d] == 1) i = iconst(0);
+    else if (step[d] != 1 || x->shape[d] != n->shape[d]) i = imul(i, param(n, kSliceStep, d, step[d]));
+    xi[d] = a[0] == 0 ? i : iadd(i, param(n, kSliceStart, d, start[d]));
+  }
+  return true;
+}
+
+}  // namespace kiln::jit::lowering

@@ -1,0 +1,276 @@
+// The Lowerer: the state of one kernel's lowering (kernel IR being built,
+// its params and input buffers), shared by lower.cpp (value construction
+// and the kernel structures), lower_views.cpp (views) and lower_reduce.cpp
+// (reductions and row kernels). Internal to jit/: lower.h is the interface.
+//
+// A value is built by `value(node, idx)`: node's value at the multi-index idx
+// (Values of the loop variables), expanded recursively through every node
+// computed inline. Sizes and strides are runtime params, never constants, so
+// a kernel serves every shape of its structure. Values are hash-consed, so a
+// node read twice at the same index is computed once. The per-value helpers
+// (add, value, the index arithmetic) are defined here, inline: they run for
+// every value built.
+#pragma once
+
+#include <map>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "core/tensor_impl.h"
+#include "jit/lower.h"
+#include "jit/schedule.h"
+
+namespace kiln::jit::lowering {
+
+using Idx = std::vector<ValueId>;
+
+enum ParamTag : int { kSize, kStride, kViewStride, kViewOffset, kSliceStart, kSliceStep, kSeed, kOffset, kCatOffset };
+
+class Lowerer {
+ public:
+  Lowerer(const Node& root, const NodeSet& mat) : root_(root), mat_(mat) { roots_.insert(&root); }
+  Lowerer(const std::vector<const Node*>& group, const NodeSet& mat)
+      : root_(*group.front()), mat_(mat), roots_(group.begin(), group.end()) {}
+
+  Lowered finish(ValueId /*unused*/ = -1) {
+    Lowered r;
+    r.kernel = std::move(k_);
+    r.params = std::move(params_);
+    r.inputs = std::move(inputs_);
+    r.parallel_extent = parallel_extent_;
+    r.work = work_;
+    return r;
+  }
+
+  // ---- value construction (hash-consed) ----
+  ValueId add(const Value& v) {
+    std::string key;
+    key.reserve(64);
+    auto put = [&key](const void* p, size_t n) { key.append(static_cast<const char*>(p), n); };
+    put(&v.op, 1);
+    put(&v.dtype, 1);
+    put(&v.a, 4);
+    put(&v.b, 4);
+    put(v.args, 12);
+    put(&v.i, 8);
+    put(&v.i1, 8);
+    put(&v.f, 8);
+    put(&v.f1, 8);
+    put(&v.random_op, 1);
+    auto it = cons_.find(key);
+    if (it != cons_.end()) return it->second;
+    ValueId id = k_.add(v);
+    cons_.emplace(std::move(key), id);
+    return id;
+  }
+  const Value& val(ValueId id) const { return k_.values[id]; }
+  bool is_int(ValueId id, int64_t c) const {
+    return val(id).op == VOp::IntConst && val(id).i == c;
+  }
+
+  ValueId iconst(int64_t c) {
+    Value v{VOp::IntConst, DType::Int64};
+    v.i = c;
+    return add(v);
+  }
+  ValueId param(const Node* n, int tag, int64_t k, int64_t value) {
+    auto key = std::make_tuple(n, tag, k);
+    auto it = param_slots_.find(key);
+    if (it != param_slots_.end()) return it->second;
+    Value v{VOp::Param, DType::Int64};
+    v.a = static_cast<int32_t>(params_.size());
+    params_.push_back(value);
+    k_.num_params = static_cast<int32_t>(params_.size());
+    ValueId id = add(v);
+    param_slots_.emplace(key, id);
+    return id;
+  }
+  ValueId op2(VOp op, DType dt, ValueId a, ValueId b) {
+    Value v{op, dt};
+    v.args[0] = a;
+    v.args[1] = b;
+    return add(v);
+  }
+  ValueId op1(VOp op, DType dt, ValueId a) {
+    Value v{op, dt};
+    v.args[0] = a;
+    return add(v);
+  }
+  // Index arithmetic with the obvious folds.
+  ValueId iadd(ValueId a, ValueId b) {
+    if (is_int(a, 0)) return b;
+    if (is_int(b, 0)) return a;
+    if (val(a).op == VOp::IntConst && val(b).op == VOp::IntConst) return iconst(val(a).i + val(b).i);
+    return op2(VOp::Add, DType::Int64, a, b);
+  }
+  ValueId imul(ValueId a, ValueId b) {
+    if (is_int(a, 0) || is_int(b, 0)) return iconst(0);
+    if (is_int(a, 1)) return b;
+    if (is_int(b, 1)) return a;
+    if (val(a).op == VOp::IntConst && val(b).op == VOp::IntConst) return iconst(val(a).i * val(b).i);
+    return op2(VOp::Mul, DType::Int64, a, b);
+  }
+  ValueId idiv(ValueId a, ValueId b) {
+    if (is_int(b, 1) || is_int(a, 0)) return a;
+    return op2(VOp::Div, DType::Int64, a, b);
+  }
+  ValueId imod(ValueId a, ValueId b) {
+    if (is_int(b, 1) || is_int(a, 0)) return iconst(0);
+    return op2(VOp::Mod, DType::Int64, a, b);
+  }
+  ValueId cast(ValueId a, DType dt) {
+    if (val(a).dtype == dt) return a;
+    return op1(VOp::Cast, dt, a);
+  }
+  ValueId loop_var(int32_t loop) {
+    Value v{VOp::LoopIndex, DType::Int64};
+    v.a = loop;
+    return add(v);
+  }
+  int32_t new_loop() { return k_.num_loops++; }
+
+  // ---- shapes as params ----
+  ValueId size_of(const Node* n, int64_t d) {
+    // A size-1 dim is structural (broadcasting depends on it), so it is a constant.
+    if (n->shape[d] == 1) return iconst(1);
+    return param(n, kSize, d, n->shape[d]);
+  }
+  // Row-major flat position of idx in n's shape.
+  ValueId ravel(const Node* n, const Idx& idx) {
+    ValueId flat = iconst(0);
+    for (size_t d = 0; d < idx.size(); ++d) flat = iadd(imul(flat, size_of(n, static_cast<int64_t>(d))), idx[d]);
+    return flat;
+  }
+  Idx unravel(const Node* n, ValueId flat) {
+    Idx idx(n->shape.size());
+    for (size_t d = n->shape.size(); d-- > 0;) {
+      ValueId s = size_of(n, static_cast<int64_t>(d));
+      idx[d] = d == 0 ? flat : imod(flat, s);
+      flat = idiv(flat, s);
+    }
+    return idx;
+  }
+
+  ValueId load(const Node* n, ValueId flat) {
+    auto it = slots_.find(n);
+    int32_t slot;
+    if (it == slots_.end()) {
+      slot = static_cast<int32_t>(inputs_.size());
+      inputs_.push_back(n);
+      k_.buffers.push_back({n->dtype, false});
+      slots_.emplace(n, slot);
+    } else {
+      slot = it->second;
+    }
+    Value v{VOp::Load, n->dtype};
+    v.a = slot;
+    v.args[0] = flat;
+    return add(v);
+  }
+
+  bool stored(const Node* n) const {
+    return !roots_.count(n) && (has_value(*n) || mat_.count(n) > 0);
+  }
+
+  // ---- the value of node n at idx ----
+  ValueId value(const Node* n, const Idx& idx) {
+    auto key = std::make_pair(n, idx);
+    auto it = memo_.find(key);
+    if (it != memo_.end()) return it->second;
+    ValueId r = compute(n, idx);
+    memo_.emplace(std::move(key), r);
+    return r;
+  }
+
+  // ---- lower.cpp: values of the ops computed inline ----
+  ValueId compute(const Node* n, const Idx& idx);
+  ValueId unary(VOp op, const Node* n, const Idx& idx);
+  ValueId binary(VOp op, const Node* n, const Idx& idx);
+  ValueId linspace(const Node* n, const Idx& idx);
+
+  // ---- lower_views.cpp ----
+  ValueId view(const Node* n, const Idx& idx);
+  bool slice_of(const Node* n, const Node* x, const Idx& idx, Idx& xi);
+
+  // ---- lower_reduce.cpp: reductions inside a row kernel ----
+  struct Row {
+    bool active = false;
+    Shape full;          // the shape every reduction reduces
+    std::vector<ValueId> sizes;  // full's sizes (the first reduction's params)
+    std::vector<int64_t> dims;
+    Idx outer;           // index over the keepdim shape: outer loop vars, 0 on reduced and size-1 dims
+    std::vector<Stmt>* body = nullptr;  // where reduction loop nests are appended
+    std::unordered_map<const Node*, int32_t> acc;
+  } row_;
+
+  // What a reducing node (a Reduce node or an inline matmul) reduces: the
+  // shape it folds and the dims of it that it folds.
+  struct Domain {
+    Shape full;
+    std::vector<int64_t> dims;
+  };
+  static Domain domain(const Node* n);
+  ValueId domain_size(const Node* n, int64_t d);
+  Idx keep_index(const Node* n, const Idx& idx);
+
+  // A loop scope of the row kernel being built: its loops (outermost first)
+  // and the statement list where a reduction placed in this scope goes (it
+  // runs once per iteration of these loops, before the statements reading it).
+  struct Scope {
+    std::vector<std::pair<int32_t, ValueId>> loops;  // loop id, extent
+    std::vector<Stmt>* list = nullptr;
+  };
+  std::vector<Scope> scopes_;  // scopes_[0]: the rows; then the loops open where a value is being built
+  int64_t nested_work_ = 0;  // iterations of the nested matmuls' loops
+  std::unordered_map<const Node*, int> sites_;  // inline matmuls: places computed in this kernel
+
+  size_t nest_scope(const Node* n, const Idx& idx);
+  ValueId reduction(const Node* n, const Idx& idx);
+  static std::vector<Stmt> nest(std::vector<Stmt> body, const std::vector<std::pair<int32_t, ValueId>>& loops);
+  ValueId read_acc(const Node* n, int32_t acc);
+  void find_reductions(const Node* n, std::vector<const Node*>& out, NodeSet& seen);
+  const Node* kept_value(const Node* out, const std::vector<const Node*>& reds);
+  bool reads_inline(const Node* n, const Node* x);
+  static void patch_kept_slot(std::vector<Stmt>& body, int32_t slot);
+  Lowered lower_rows(const std::vector<const Node*>& group, const std::vector<const Node*>& outs,
+                     std::vector<const Node*>& reds, bool writes);
+
+  // ---- lower.cpp: kernel structures ----
+  std::vector<Stmt>* open_loops(const Node* n, const std::vector<int64_t>& dims, Idx& idx,
+                                std::vector<Stmt>& top, bool parallel_first);
+  std::vector<Stmt>* single(std::vector<Stmt>& top);
+  void store(std::vector<Stmt>* body, int32_t slot, ValueId flat, ValueId v);
+  int32_t output_slot(DType dt);
+  Lowered lower_scatter(const Node* src, const Node* out, ValueId offset, const std::vector<ValueId>& strides);
+  Lowered lower_cat(int part);
+  Lowered lower_assign_scatter();
+  Lowered lower_group(const std::vector<const Node*>& group);
+
+  // The kept value (kept_value) while its output's slot is not yet known.
+  static constexpr int32_t kKeptSlot = -2;
+  struct Kept {
+    const Node* n = nullptr;    // the value stored by the reduction's loop
+    const Node* out = nullptr;  // the output it is stored into
+    bool stored = false;
+  } keep_;
+
+  Kernel k_;
+  std::vector<int64_t> params_;
+  std::vector<const Node*> inputs_;
+  int64_t parallel_extent_ = 1;
+  int64_t work_ = 0;
+
+ private:
+  const Node& root_;
+  const NodeSet& mat_;
+  NodeSet roots_;
+  std::unordered_map<std::string, ValueId> cons_;
+  std::map<std::pair<const Node*, Idx>, ValueId> memo_;
+  std::map<std::tuple<const Node*, int, int64_t>, ValueId> param_slots_;
+  std::unordered_map<const Node*, int32_t> slots_;
+};
+
+}  // namespace kiln::jit::lowering
