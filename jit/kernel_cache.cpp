@@ -224,10 +224,13 @@ KernelFn compiled_kernel(const Kernel& k) {
   const char* miss = "the disk cache is off or the backend cannot cache objects";
   if (entry) {
     std::string object;
+    auto t0 = std::chrono::steady_clock::now();
     ReadResult r = read_entry(*entry, &object);
     if (r == ReadResult::Ok) fn = be.load_object(object, entry->symbol);
     if (fn) {
       ++counters().cache_hits_disk;
+      counters().disk_load_ns +=
+          std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
       if (jit_log_enabled()) jit_log("kernel " + k.name + ": disk cache hit (" + entry->path + ")");
     } else if (r != ReadResult::Missing) {
       ::unlink(entry->path.c_str());  // corrupt, or not loadable: never used again

@@ -43,6 +43,7 @@ JitStats stats() {
   s.cache_hits_memory = c.cache_hits_memory;
   s.cache_hits_disk = c.cache_hits_disk;
   s.compile_seconds = static_cast<double>(c.compile_ns.load()) * 1e-9;
+  s.disk_load_seconds = static_cast<double>(c.disk_load_ns.load()) * 1e-9;
   s.bytes_read = c.bytes_read;
   s.bytes_written = c.bytes_written;
   return s;
@@ -51,7 +52,7 @@ JitStats stats() {
 void reset_stats() {
   jit::Counters& c = jit::counters();
   for (auto* a : {&c.evaluations, &c.schedules, &c.schedule_requests, &c.kernels_compiled, &c.kernels_launched,
-                  &c.library_calls, &c.cache_hits_memory, &c.cache_hits_disk, &c.compile_ns,
+                  &c.library_calls, &c.cache_hits_memory, &c.cache_hits_disk, &c.compile_ns, &c.disk_load_ns,
                   &c.bytes_read, &c.bytes_written})
     a->store(0);
 }

@@ -16,6 +16,7 @@ struct JitStats {
   int64_t cache_hits_memory = 0;  // kernels found compiled in this process
   int64_t cache_hits_disk = 0;    // kernels loaded from the disk cache
   double compile_seconds = 0.0;   // time spent compiling
+  double disk_load_seconds = 0.0; // time spent reading and linking kernels from the disk cache
   int64_t bytes_read = 0;         // bytes loaded by kernels from their input buffers
   int64_t bytes_written = 0;      // bytes stored by kernels
 };
