@@ -187,8 +187,9 @@ DType check_floating(const Tensor& t, std::optional<DType> dtype, const char* op
 }  // namespace
 
 Tensor divide_by_count(const Tensor& t, int64_t count) {
+  const NodePtr& n = node_of(t, "mean");  // first: an undefined t is refused as mean's
   NodePtr c = expand_node(shape_scalar_node(static_cast<double>(count), t.dtype(), t.device()), t.sizes());
-  Tensor out = make_tensor(make_node(Op::Div, t.dtype(), t.device(), t.sizes(), node_list(node_of(t, "mean"), std::move(c))));
+  Tensor out = make_tensor(make_node(Op::Div, t.dtype(), t.device(), t.sizes(), node_list(n, std::move(c))));
   if (auto f = record(GradFn::DivBackward0, out, {&t})) f->reals.push_back(static_cast<double>(count));
   return out;
 }

@@ -217,26 +217,29 @@ void Lowerer::find_reductions(const Node* n, std::vector<const Node*>& out, Node
 // reduction's loop stores it into out, and the final loop reads it back
 // instead of computing it a second time. Null when there is none.
 const Node* Lowerer::kept_value(const Node* out, const std::vector<const Node*>& reds) {
-  const Domain rows{row_.full, row_.dims};
   for (const Node* r : reds) {
     if (r->op == Op::Matmul || row_.acc.count(r)) continue;  // built already: too late to store
     const Domain dm = domain(r);
-    if (dm.full != rows.full || dm.dims != rows.dims) continue;
+    if (dm.full != row_.full || dm.dims != row_.dims) continue;
     const Node* x = r->inputs[0].get();
     if (x->op == Op::Cast) x = x->inputs[0].get();
+    NodeSet seen;
     if (is_transcendental(x->op) && !stored(x) && x->shape == out->shape && x->dtype == out->dtype &&
-        reads_inline(out, x))
+        reads_inline(out, x, seen))
       return x;
   }
   return nullptr;
 }
 
-// Whether n reaches x through nodes computed inline in this kernel.
-bool Lowerer::reads_inline(const Node* n, const Node* x) {
+// Whether n reaches x through nodes computed inline in this kernel. Each
+// node is visited once (`seen`): a graph that shares nodes would otherwise
+// be walked once per path, exponentially many.
+bool Lowerer::reads_inline(const Node* n, const Node* x, NodeSet& seen) {
   if (n == x) return true;
+  if (!seen.insert(n).second) return false;
   if (n != &root_ && (stored(n) || reduces(*n))) return false;
   for (const auto& in : n->inputs)
-    if (reads_inline(in.get(), x)) return true;
+    if (reads_inline(in.get(), x, seen)) return true;
   return false;
 }
 

@@ -233,7 +233,7 @@ class Lowerer {
   ValueId read_acc(const Node* n, int32_t acc);
   void find_reductions(const Node* n, std::vector<const Node*>& out, NodeSet& seen);
   const Node* kept_value(const Node* out, const std::vector<const Node*>& reds);
-  bool reads_inline(const Node* n, const Node* x);
+  bool reads_inline(const Node* n, const Node* x, NodeSet& seen);
   static void patch_kept_slot(std::vector<Stmt>& body, int32_t slot);
   Lowered lower_rows(const std::vector<const Node*>& group, const std::vector<const Node*>& outs,
                      std::vector<const Node*>& reds, bool writes);
