@@ -4,10 +4,12 @@
 // that may round differently ("tainted", graph_program.h), and compare().
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/reference/evaluate.h"
@@ -35,6 +37,19 @@ Tol compiled_tolerance(DType d) {
     case DType::BFloat16: return {std::ldexp(1.0, -7), std::ldexp(1.0, -14)};
     default: return {0, 0};
   }
+}
+
+// A tainted result's tolerance: its own dtype's, or that of the least precise
+// tainting step on its path when that is coarser.
+Tol tolerance(DType d, uint8_t flags) {
+  Tol t = compiled_tolerance(d);
+  for (auto [bit, step] : {std::pair{kStepFloat32, DType::Float32}, std::pair{kStepFloat16, DType::Float16},
+                           std::pair{kStepBFloat16, DType::BFloat16}})
+    if (flags & bit) {
+      const Tol s = compiled_tolerance(step);
+      t = {std::max(t.rel, s.rel), std::max(t.abs, s.abs)};
+    }
+  return t;
 }
 
 struct Mode {
@@ -124,8 +139,8 @@ std::string compare(const Program& p, const Env& env, const std::vector<int>& ro
     const kiln::Buffer &R = *ref[k], &J = *got[k];
     const bool fl = kiln::is_floating_point(n.dtype);
     const uint8_t flags = env.taint[roots[k]];
-    const bool tainted = m.interpret ? (flags & kBlas) != 0 : flags != 0;
-    const Tol tol = compiled_tolerance(n.dtype);
+    const bool tainted = m.interpret ? (flags & kBlas) != 0 : (flags & kTaintKinds) != 0;
+    const Tol tol = tolerance(n.dtype, flags);
     int64_t bad = 0, first = -1;
     for (int64_t i = 0; i < n.numel(); ++i) {
       bool ok;

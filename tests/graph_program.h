@@ -36,6 +36,22 @@ namespace ix = kiln::indexing;
 //           summation order), interpreted or not.
 constexpr uint8_t kInexact = 1;
 constexpr uint8_t kBlas = 2;
+// The precision of a tainting step's result, so that a value rounded in
+// float32 (an exp of an integer tensor, say) and then widened to float64 is
+// compared with float32's tolerance, not float64's. Set by run_instr.
+constexpr uint8_t kStepFloat32 = 16;
+constexpr uint8_t kStepFloat16 = 32;
+constexpr uint8_t kStepBFloat16 = 64;
+constexpr uint8_t kTaintKinds = kInexact | kBlas;
+
+inline uint8_t step_precision(DType d) {
+  switch (d) {
+    case DType::Float32: return kStepFloat32;
+    case DType::Float16: return kStepFloat16;
+    case DType::BFloat16: return kStepBFloat16;
+    default: return 0;  // float64 (the finest), or not floating
+  }
+}
 
 struct Env {
   std::vector<Tensor> vars;  // vars[i]: the tensor instruction i defined (undefined if none)
@@ -80,6 +96,7 @@ inline bool run_instr(const Program& p, int i, Env& env) {
     return false;
   }
   uint8_t t = ins.inexact;
+  if (t) t |= step_precision(out.dtype());
   for (int r : ins.reads) t |= env.taint[r];
   const std::shared_ptr<kiln::Storage>& st = out.impl()->storage;
   t |= env.storage_taint[st];

@@ -34,6 +34,10 @@
 //   float16          rel 2^-10 (one ulp), abs 2^-14
 //   bfloat16         rel 2^-7  (one ulp), abs 2^-14
 //
+// A floating result uses the tolerance of its own dtype or, when coarser, of
+// the least precise dtype in which a tainting step on its path rounded (an
+// exp of an int64 tensor is float32 even if it is then added to a float64).
+//
 // (*) A bool/integer result of a tainted computation (a comparison or cast
 // of a value one ulp away, an argmax between near-ties) may differ: such
 // elements are counted and printed (-s), not failed.
