@@ -83,7 +83,9 @@ std::vector<BufferPtr> evaluate(const std::vector<NodePtr>& roots, bool interpre
       }
       if (st.kind == StepKind::Matmul) {
         const auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
-        run_matmul(*st.outputs[0], *buffer_of(st.inputs[0]), *buffer_of(st.inputs[1]), *outs[0]);
+        const Node& mm = *st.outputs[0];
+        run_matmul(mm, matmul_operand(mm, 0, *st.inputs[0], *buffer_of(st.inputs[0])),
+                   matmul_operand(mm, 1, *st.inputs[1], *buffer_of(st.inputs[1])), *outs[0]);
         ++counters().library_calls;
         if (timed) profile_launch(st, elapsed_ns(t0), bytes_of(st.inputs) + bytes_of(st.outputs));
       } else {

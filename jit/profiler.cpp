@@ -51,7 +51,7 @@ void profile_launch(const Step& st, int64_t ns, int64_t bytes) {
   const Node* out = st.outputs[0];
   std::string key, name;
   if (st.kind == StepKind::Matmul) {
-    name = "matmul " + shape_text(st.inputs[0]->shape) + " @ " + shape_text(st.inputs[1]->shape);
+    name = "matmul " + shape_text(out->inputs[0]->shape) + " @ " + shape_text(out->inputs[1]->shape);
     key = name;
   } else {
     name = st.code->ir.name;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "jit/matmul.h"
 #include "jit/render.h"
 #include "kiln/error.h"
 
@@ -160,7 +161,16 @@ std::string text_plan(const GraphView& g, const Plan& p, const DumpOptions& opt)
   for (size_t i = 0; i < p.entries.size(); ++i) {
     const PlanEntry& e = p.entries[i];
     const Step& st = p.schedule.steps[i];
-    os << e.label << " " << e.name << (st.kind == StepKind::Matmul ? " (library call)" : "") << '\n';
+    os << e.label << " " << e.name;
+    if (st.kind == StepKind::Matmul) {
+      os << " (library call";
+      // BLAS reads that operand in place through a transpose flag (no copy).
+      for (int op = 0; op < 2; ++op)
+        if (matmul_transposed(*st.outputs[0], op, *st.inputs[static_cast<size_t>(op)]))
+          os << (op ? ", trans b" : ", trans a");
+      os << ")";
+    }
+    os << '\n';
     os << "    why:    " << why_text(st.why) << '\n';
     os << "    nodes:  " << list(e.fused, false) << '\n';
     // By id: the kernel's buffer-slot order can follow allocation addresses.

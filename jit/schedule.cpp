@@ -2,6 +2,7 @@
 #include "jit/schedule.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdlib>
 #include <mutex>
@@ -11,6 +12,7 @@
 #include "core/tensor_impl.h"
 #include "jit/jit_log.h"
 #include "jit/lower.h"
+#include "jit/matmul.h"
 #include "jit/stats.h"
 #include "kiln/error.h"
 
@@ -69,14 +71,21 @@ void add_consumers(Graph& g) {
       if (!has_value(*in)) g.consumers[in.get()].push_back(n);
 }
 
-// A matmul operand BLAS can read in place: a stored node, or a row-major
-// reshape (offset 0, contiguous strides) of one.
-const Node* blas_operand(const Node* n) {
-  if (n->op == Op::AsStrided && n->attrs.ints[0] == 0 && has_value(*n->inputs[0]) &&
-      Shape(n->attrs.ints.begin() + 1, n->attrs.ints.end()) == contiguous_strides(n->shape))
-    return n->inputs[0].get();
-  return n;
+// The stored node a library matmul reads operand `op` from: op itself when
+// it has a value or is stored anyway, else the stored node under op's views
+// when BLAS reads them in place (a transpose flag and a leading dimension:
+// x.t(), a column slice, a broadcast batch). Null when op must be copied.
+// Decided here from strides, which are part of every node's structural hash
+// and so of the schedule cache's key; the executor derives the same layout
+// from the nodes at run time (matmul_operand).
+const Node* blas_source(const Node* op, const NodeSet& mat) {
+  auto stored = [&](const Node* x) { return has_value(*x) || mat.count(x) > 0; };
+  std::optional<StridedRead> r = fold_views(op, stored);
+  return r && stored(r->base) && blas_readable(*op, *r) ? r->base : nullptr;
 }
+
+// Per library matmul, the stored nodes its step reads (partition decides).
+using MatmulReads = std::unordered_map<const Node*, std::array<const Node*, 2>>;
 
 // The node an inline matmul's operand computes, under its views and casts;
 // null when it only reads memory or a constant.
@@ -116,7 +125,7 @@ void store(NodeSet& set, CutMap& cuts, const Node* n, Cut cut, const char* detai
 
 // partition: nodes that must be stored whatever fusion decides.
 void partition(const Graph& g, const std::vector<NodePtr>& roots, const ScheduleOptions& opt,
-               NodeSet& mat, CutMap& cuts) {
+               NodeSet& mat, CutMap& cuts, MatmulReads& reads) {
   for (const NodePtr& r : roots)
     if (!has_value(*r)) store(mat, cuts, r.get(), Cut::Output);
   for (const Node* n : g.order) {
@@ -140,9 +149,14 @@ void partition(const Graph& g, const std::vector<NodePtr>& roots, const Schedule
           break;
         }
         store(mat, cuts, n, Cut::MatmulLibrary, "K > 16 and neither a thin nor a tiny product");
-        for (const auto& in : n->inputs) {
-          const Node* op = blas_operand(in.get());
-          if (!has_value(*op)) store(mat, cuts, op, Cut::MatmulOperand);  // BLAS reads memory
+        for (size_t i = 0; i < 2; ++i) {
+          const Node* op = n->inputs[i].get();
+          const Node* src = blas_source(op, mat);
+          if (!src) {  // BLAS reads memory: a computed operand, or views it cannot walk
+            src = op;
+            store(mat, cuts, op, Cut::MatmulOperand);
+          }
+          reads[n][i] = src;
         }
         break;
       case OpClass::Join: store(mat, cuts, n, Cut::Join); break;
@@ -211,7 +225,7 @@ Boundary boundary_of(const Node* n, const CutMap& cuts) {
 }
 
 // lower: one or more steps per stored node, in topological order.
-bool lower_all(const Graph& g, NodeSet& mat, CutMap& cuts, std::vector<Step>& steps) {
+bool lower_all(const Graph& g, NodeSet& mat, CutMap& cuts, const MatmulReads& reads, std::vector<Step>& steps) {
   steps.clear();
   try {
     for (const Node* n : g.order) {
@@ -233,7 +247,8 @@ bool lower_all(const Graph& g, NodeSet& mat, CutMap& cuts, std::vector<Step>& st
         Step s;
         s.kind = StepKind::Matmul;
         s.outputs = {n};
-        s.inputs = {blas_operand(n->inputs[0].get()), blas_operand(n->inputs[1].get())};
+        const std::array<const Node*, 2>& src = reads.at(n);
+        s.inputs = {src[0], src[1]};
         s.why = why;
         steps.push_back(std::move(s));
       } else if (n->op == Op::Cat) {
@@ -513,9 +528,10 @@ Schedule schedule(const std::vector<NodePtr>& roots, const ScheduleOptions& opti
   add_consumers(g);
   NodeSet materialized;
   CutMap cuts;
-  partition(g, roots, options, materialized, cuts);
+  MatmulReads reads;
+  partition(g, roots, options, materialized, cuts, reads);
   if (options.fusion) fuse_rows(g, materialized, cuts);
-  while (!lower_all(g, materialized, cuts, s.steps)) {
+  while (!lower_all(g, materialized, cuts, reads, s.steps)) {
   }
   if (options.fusion) merge_roots(s.steps, materialized, roots);
   ++counters().schedules;

@@ -29,9 +29,12 @@
 //     row-major B [K, N] would be walked down its columns, many times slower
 //     than BLAS; or when the product is tiny (M * N * K <= 4096).
 // Every other matmul is a Matmul step (OpenBLAS for float32/float64) whose
-// operands are stored. Because the decision reads M, N and K, a kernel is
-// shape-generic in every dim except across the thresholds (and K <= 16 is
-// specialized): X @ w for X of 100x1 and of 1000x1 is one kernel.
+// operands are read from memory: in place when each is a stored node seen
+// through views BLAS can walk (x.t(), a column slice, a broadcast batch:
+// jit/matmul.h), else stored first by a copy kernel. Because the decision
+// reads M, N and K, a kernel is shape-generic in every dim except across the
+// thresholds (and K <= 16 is specialized): X @ w for X of 100x1 and of 1000x1
+// is one kernel.
 // An inline matmul may also run nested inside another reduction's loops
 // (`(X @ w - y).pow(2).sum()`, `X.t() @ (X @ w - y)`): where a kernel reads it
 // at indices that walk every enclosing loop, so that each of its values is
@@ -53,7 +56,8 @@ namespace kiln::jit {
 
 enum class StepKind : uint8_t {
   Kernel,  // run `kernel` with `params`
-  Matmul,  // BLAS / loop over inputs[0] x inputs[1] (contiguous buffers)
+  Matmul,  // BLAS / loop: outputs[0]'s operands, read through their views
+           // from the buffers of inputs[0] and inputs[1] (jit/matmul.h)
 };
 
 // A kernel's IR and, once compiled, its function: shared by every schedule
@@ -71,7 +75,7 @@ enum class Cut : uint8_t {
   Output,           // a value the caller asked for
   FusionOff,        // KILN_FUSION=0: one kernel per op
   MatmulLibrary,    // a matmul above the inline size limits: a BLAS call
-  MatmulOperand,    // an operand of a BLAS matmul (BLAS reads memory)
+  MatmulOperand,    // an operand of a BLAS matmul whose views BLAS cannot read
   MatmulReuse,      // an inline matmul's computed operand, reread too often (or random)
   Join,             // a cat: one kernel per part, each writing into the output
   Write,            // an in-place write: a copy of the base, then a scatter

@@ -1,17 +1,20 @@
 // Pins how the JIT schedules matmuls: a memory-bound matmul (K <= 16, or
 // M <= 4, or N <= 4; jit::matmul_inline) is computed inline as a sum over K
 // inside a fused kernel, with its operands' producers and its readers fused
-// around it; larger ones stay BLAS / library steps. Values are checked
+// around it; larger ones stay BLAS / library steps, which read transposed,
+// sliced and batch-broadcast operands in place (no copy kernel). Values are checked
 // against the reference evaluator (the IR interpreter bit for bit, compiled
 // kernels within the float tolerances).
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "codegen/backend.h"
 #include "core/reference/evaluate.h"
 #include "core/tensor_impl.h"
 #include "jit/executor.h"
+#include "jit/matmul.h"
 #include "jit/schedule.h"
 #include "graph_gen.h"
 #include "kiln/kiln.h"
@@ -444,4 +447,165 @@ TEST_CASE("jit: merging an output into a step merged before keeps all its output
   for (const auto& st : s.steps) outputs += st.outputs.size();
   CHECK(outputs == 4);
   check_together({v10, v7, v6, v3});
+}
+
+// ---- library matmuls read strided and transposed operands in place ----
+
+namespace {
+// A library matmul whose operands BLAS reads in place: one library call and
+// no kernel (no copy of an operand), with the reference's values.
+void check_in_place(const Tensor& t, double tol) {
+  CAPTURE(t.sizes());
+  jit::Schedule s = plan(t);
+  CHECK(s.steps.size() == 1);
+  CHECK(matmul_steps(s) == 1);
+  check_values(t, tol, false);
+  reset_stats();
+  t.eval();
+  CHECK(stats().kernels_launched == 0);
+  CHECK(stats().library_calls == 1);
+}
+// A library matmul with one operand BLAS cannot walk: copied by a kernel first.
+void check_copied(const Tensor& t, double tol) {
+  CAPTURE(t.sizes());
+  jit::Schedule s = plan(t);
+  REQUIRE(s.steps.size() == 2);
+  CHECK(s.steps[0].why.cut == jit::Cut::MatmulOperand);
+  CHECK(s.steps[1].kind == jit::StepKind::Matmul);
+  check_values(t, tol, false);
+}
+}  // namespace
+
+TEST_CASE("jit matmul: BLAS reads transposed, sliced and broadcast operands without a copy") {
+  for (DType dt : {DType::Float32, DType::Float64}) {
+    CAPTURE(dt);
+    const double tol = dt == DType::Float32 ? 1e-4 : 1e-12;  // K = 48 float sums
+    Tensor x = data({48, 40}, 1, dt), y = data({48, 36}, 2, dt), w = data({36, 48}, 3, dt);
+    check_in_place(matmul(x.t(), y), tol);         // A transposed
+    CHECK(explain({matmul(x.t(), w.t())}).find("k0 matmul (library call, trans a, trans b)") != std::string::npos);
+    check_in_place(matmul(x.t(), w.t()), tol);     // both transposed
+    check_in_place(matmul(y.t(), x), tol);
+    check_in_place(matmul(x.t(), y.t().t()), tol);
+    check_in_place(matmul(x.t(), x), tol);         // one buffer read twice
+    Tensor xr = data({40, 48}, 1, dt);
+    check_in_place(matmul(xr, w.t()), tol);        // x @ w.t(): B transposed
+    // A matmul's result read transposed by the next: two library calls, no kernel.
+    Tensor chained = matmul(matmul(xr, data({48, 50}, 0.5, dt)).t(), data({40, 36}, 0.5, dt));
+    jit::Schedule cs = plan(chained);
+    CHECK(cs.steps.size() == 2);
+    CHECK(matmul_steps(cs) == 2);
+    check_values(chained, tol, false);
+    // Column slices: a row stride (ld) above the column count, and an offset.
+    Tensor wide = data({40, 70}, 4, dt), tall = data({60, 36}, 5, dt);
+    check_in_place(matmul(wide.slice(1, 5, 53), tall.slice(0, 7, 55)), tol);
+    check_in_place(matmul(wide.slice(1, 22, 70).t().slice(1, 3, 39).t(), y.slice(1, 1, 30)), tol);
+    // Batched: transposed last two dims, a permuted batch stride.
+    Tensor a3 = data({3, 48, 40}, 1, dt), b3 = data({3, 48, 36}, 2, dt);
+    check_in_place(matmul(a3.transpose(1, 2), b3), tol);
+    check_in_place(matmul(data({40, 3, 48}, 6, dt).permute({1, 0, 2}), data({3, 36, 48}, 7, dt).transpose(1, 2)), tol);
+    // Batch broadcast: a [M, K] or [1, M, K] operand against [B, K, N] (batch stride 0),
+    // also through a transpose (an expand view over a transposed view).
+    check_in_place(matmul(xr, b3), tol);
+    check_in_place(matmul(xr.unsqueeze(0), b3), tol);
+    check_in_place(matmul(x.t(), b3), tol);
+    check_in_place(matmul(a3.transpose(1, 2), w.t()), tol);
+    check_in_place(matmul(data({2, 1, 40, 48}, 8, dt), data({1, 3, 48, 36}, 9, dt)), tol);
+    // Views BLAS cannot walk are still copied: both strides != 1, a stride 0 in the matrix.
+    Tensor every2 = data({40, 96}, 4, dt).slice(1, std::nullopt, std::nullopt, 2);
+    REQUIRE(every2.sizes() == Shape{40, 48});
+    check_copied(matmul(every2, y), tol);
+    check_copied(matmul(data({1, 48}, 4, dt).expand({40, 48}), y), tol);
+    check_copied(matmul(xr, data({48, 1}, 4, dt).expand({48, 36})), tol);
+  }
+}
+
+TEST_CASE("jit matmul: strided library matmuls with size-1 and empty dims") {
+  for (DType dt : {DType::Float32, DType::Float64}) {
+    CAPTURE(dt);
+    const double tol = dt == DType::Float32 ? 1e-4 : 1e-12;  // K = 48 float sums
+    Tensor b3 = data({3, 48, 36}, 2, dt);
+    check_in_place(matmul(data({1, 48, 40}, 1, dt).transpose(1, 2), b3), tol);  // a batch of 1 broadcast
+    check_in_place(matmul(data({1, 48, 40}, 1, dt).transpose(1, 2), data({1, 36, 48}, 2, dt).transpose(1, 2)), tol);
+    check_values(matmul(data({0, 48, 40}, 1, dt).transpose(1, 2), data({0, 48, 36}, 2, dt)), tol, false);
+    check_values(matmul(data({48, 1}, 1, dt).t(), data({48, 36}, 2, dt)), tol, false);  // M = 1: inline
+    check_values(matmul(data({0, 40}, 1, dt).t(), data({0, 36}, 2, dt)), tol, false);   // K = 0: zeros
+  }
+  // The ld BLAS is given: >= max(1, cols) row-major, >= max(1, rows)
+  // transposed, whatever stride a size-1 dim has.
+  auto ld = [](int64_t r, int64_t c, int64_t sr, int64_t sc) {
+    std::optional<jit::BlasMatrix> m = jit::blas_matrix(r, c, sr, sc);
+    return m ? (m->trans ? -m->ld : m->ld) : 0;  // negative: transposed; 0: copy
+  };
+  CHECK(ld(4, 6, 6, 1) == 6);
+  CHECK(ld(4, 6, 9, 1) == 9);
+  CHECK(ld(4, 6, 1, 4) == -4);
+  CHECK(ld(4, 6, 1, 7) == -7);
+  CHECK(ld(1, 6, 0, 1) == 6);    // one row: its stride is never used
+  CHECK(ld(1, 6, 0, 3) == -3);   // one row with a column stride: column-major, ld 3
+  CHECK(ld(5, 1, 7, 0) == 7);    // one column
+  CHECK(ld(5, 1, 1, 0) == 1);
+  CHECK(ld(1, 1, 0, 0) == 1);
+  CHECK(ld(0, 6, 0, 0) == 6);    // nothing is read
+  CHECK(ld(4, 6, 2, 2) == 0);    // both strides != 1
+  CHECK(ld(4, 6, 5, 1) == 0);    // rows overlap
+  CHECK(ld(4, 6, 1, 3) == 0);    // columns overlap
+  CHECK(ld(4, 6, 0, 1) == 0);    // a broadcast row
+  CHECK(ld(5, 1, 0, 0) == 0);
+  CHECK(ld(4, 6, -6, 1) == 0);
+  // K = 0 reaches no library step (K <= 16 is inline), but run_matmul itself gives zeros.
+  for (DType dt : {DType::Float32, DType::Float64, DType::Int32}) {
+    Tensor a = zeros({5, 0}, dt), b = zeros({0, 7}, dt);
+    NodePtr n = matmul(a, b).impl()->node();
+    REQUIRE(n->op == Op::Matmul);
+    BufferPtr ab = Buffer::allocate(dt, 0, Device()), bb = Buffer::allocate(dt, 0, Device());
+    BufferPtr out = Buffer::allocate(dt, 35, Device());
+    std::memset(out->data(), 0xFF, out->nbytes());  // NaN or -1: each must be overwritten
+    jit::run_matmul(*n, jit::matmul_operand(*n, 0, *n->inputs[0], *ab), jit::matmul_operand(*n, 1, *n->inputs[1], *bb),
+                    *out);
+    for (double v : values_of(out, n)) CHECK(v == 0);
+  }
+}
+
+TEST_CASE("jit matmul: the schedule cache keys a matmul's operand layout") {
+  // Same ops and shapes, other strides: the strides are part of each node's
+  // structural hash, so a readable and a copied layout never share a schedule,
+  // and the layout BLAS uses is derived from the nodes at every run.
+  auto f = [](const Tensor& src, int64_t step) {
+    Tensor a = src.slice(1, 0, 48 * step, step);
+    return (matmul(a, data({48, 36}, 2)) * 2).sum(1);
+  };
+  jit::clear_schedule_cache();  // a full cache drops an arbitrary entry
+  Tensor base = data({40, 96});
+  jit::ScheduleOptions o;
+  auto steps_of = [&](const Tensor& t) { return jit::schedule({t.impl()->node()}, o).steps.size(); };
+  const Tensor contiguous_cols = f(base, 1), strided_cols = f(base, 2);
+  CHECK(steps_of(contiguous_cols) == 2);  // matmul, then the fused readers
+  CHECK(steps_of(strided_cols) == 3);     // the copy of the strided columns first
+  const int64_t hits = jit::schedule_cache_hits();
+  CHECK(steps_of(f(base, 2)) == 3);  // the same structure again: a hit
+  CHECK(steps_of(f(base, 1)) == 2);
+  CHECK(jit::schedule_cache_hits() == hits + 2);
+  for (int round = 0; round < 2; ++round) {
+    check_values(f(data({40, 96}, 1.0 + round), 1), 1e-4, false);
+    check_values(f(data({40, 96}, 1.0 + round), 2), 1e-4, false);
+    check_values(f(data({40, 96}, 1.0 + round).t().contiguous().t(), 1), 1e-4, false);  // column-major source
+  }
+}
+
+TEST_CASE("jit matmul: the backward of a library matmul reads transposes in place") {
+  for (DType dt : {DType::Float32, DType::Float64}) {
+    CAPTURE(dt);
+    const double tol = dt == DType::Float32 ? 1e-4 : 1e-12;  // K = 48 float sums
+    Tensor x = data({40, 48}, 1, dt), v = data({36, 20}, 3, dt);
+    Tensor w = data({48, 36}, 2, dt).requires_grad_(true);
+    Tensor loss = matmul(matmul(x, w).tanh(), v).sum();
+    loss.backward();
+    // dw = x.t() @ (g @ v.t() * (1 - tanh^2)): x.t() and v.t() are read in place.
+    jit::Schedule s = plan(w.grad());
+    for (const jit::Step& st : s.steps)
+      for (const Node* o : st.outputs)  // no copy of a view of a stored tensor (x.t(), v.t())
+        CHECK_FALSE((o->op == Op::AsStrided && jit::has_value(*o->inputs[0])));
+    CHECK(matmul_steps(s) >= 2);
+    check_values(w.grad(), tol, false);
+  }
 }
