@@ -519,6 +519,19 @@ TEST_CASE("jit matmul: BLAS reads transposed, sliced and broadcast operands with
   }
 }
 
+TEST_CASE("jit matmul: the loop for other dtypes reads the same strided operands") {
+  // One rule for every dtype: the integer loop walks the strides BLAS would.
+  Tensor ia = idata({2, 24, 20}, 9), ib = idata({30, 24}, 11);
+  for (const Tensor& t : {matmul(ia.transpose(1, 2), ib.t()), matmul(ia.transpose(1, 2)[0], idata({24, 30}))}) {
+    jit::Schedule s = plan(t);
+    CHECK(s.steps.size() == 1);
+    CHECK(matmul_steps(s) == 1);
+    check_values(t);
+  }
+  Tensor every2 = idata({40, 48}, 5, DType::Int32).slice(1, std::nullopt, std::nullopt, 2);
+  check_values(matmul(every2, idata({24, 30}, 7, DType::Int32)));  // copied first
+}
+
 TEST_CASE("jit matmul: strided library matmuls with size-1 and empty dims") {
   for (DType dt : {DType::Float32, DType::Float64}) {
     CAPTURE(dt);
