@@ -296,6 +296,35 @@ TEST_CASE("autograd: writes through views (CopySlices) and views of written base
   check_values(base.grad(), DType::Float32, {3}, {0, 4, 6});
 }
 
+TEST_CASE("autograd: a leaf the graph can reach from itself is still freed") {
+  // Functions hold saved leaves weakly: a strong reference closes a cycle
+  // leaf -> ... -> function -> leaf that nothing frees (found by the fuzzer).
+  std::weak_ptr<TensorImpl> view_leaf, base, grad_leaf;
+  {
+    // A leaf that is a view, whose base is then written with a product of
+    // the leaf: view -> base -> CopySlices -> MulBackward0 (saves the leaf).
+    Tensor y = zeros({4});
+    Tensor x = y.slice(0, 0, 2).requires_grad_();
+    y.slice(0, 2, 4).mul_(x * x);
+    view_leaf = x.impl_ptr();
+    base = y.impl_ptr();
+    // backward with create_graph: x2.grad = 2 x2 has a history saving x2.
+    Tensor x2 = leaf({1, 3});
+    (x2 * x2).sum().backward({}, false, true);
+    check_values(x2.grad(), DType::Float32, {2}, {2, 6});
+    CHECK(x2.grad().requires_grad());
+    grad_leaf = x2.impl_ptr();
+  }
+  CHECK(view_leaf.expired());
+  CHECK(base.expired());
+  CHECK(grad_leaf.expired());
+  // While the leaf lives, a rule differentiated again still reaches it.
+  Tensor x = leaf({2});
+  Tensor g = kiln::grad({(x * x * x).sum()}, {x}, {}, true, true)[0];  // 3x^2
+  Tensor gg = kiln::grad({g.sum()}, {x})[0];                            // 6x
+  check_values(gg, DType::Float32, {1}, {12});
+}
+
 TEST_CASE("autograd: ties and zeros follow PyTorch's rules") {
   Tensor x = leaf({1, 3, 3});
   x.max().backward();

@@ -200,7 +200,8 @@ Tensor Function::saved_tensor(size_t i) {
   if (s.check_version && s.storage->version != s.version) fail_version(*this, s);
   // Without grad mode the rule only needs the value.
   if (!GradMode::is_enabled() || !s.requires_grad) return make_tensor(s.value);
-  if (s.leaf) return Tensor(s.leaf);
+  if (std::shared_ptr<TensorImpl> leaf = s.leaf.lock()) return Tensor(std::move(leaf));
+  if (!s.grad_fn && !s.is_output) return make_tensor(s.value);  // a leaf that died
   if (s.is_output) return tensor_with_history(s.value, shared_from_this());
   return tensor_with_history(s.value, s.grad_fn);
 }

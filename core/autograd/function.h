@@ -122,7 +122,12 @@ struct SavedTensor {
   uint64_t version = 0;
   bool check_version = true;         // false: an in-place op's own old self
   bool is_output = false;            // the op's result: its grad_fn is the function itself
-  std::shared_ptr<TensorImpl> leaf;  // a leaf requiring grad: returned as is
+  // A leaf requiring grad: returned as is while it lives. Weak, because a
+  // leaf can reach this function (a leaf view's base written in place with
+  // a result of the leaf, a .grad built with create_graph): a strong
+  // reference would make a cycle that is never freed. A dead leaf's
+  // gradient has nowhere to go, so its value is then a constant.
+  std::weak_ptr<TensorImpl> leaf;
   FunctionPtr grad_fn;               // a non-leaf input's backward function at save time
   bool requires_grad = false;
 };
