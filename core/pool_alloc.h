@@ -124,7 +124,10 @@ struct PoolAllocator {
     pool_detail::FreeList& l = pool_detail::free_list<Size>();
     if (l.closed || l.count >= pool_detail::kMaxCached) return ::operator delete(p);
     *static_cast<void**>(p) = l.head;
-    KILN_POISON(p, Size);  // a use after free of a cached block is an ASan report
+    // A use after free of a cached block is an ASan report. The link stays
+    // unpoisoned: LeakSanitizer skips pointers in poisoned memory, and would
+    // report every block after the list's head as leaked.
+    KILN_POISON(static_cast<char*>(p) + sizeof(void*), Size - sizeof(void*));
     l.head = p;
     ++l.count;
   }
