@@ -82,6 +82,16 @@ class LLVMBackend final : public Backend {
     // (18 ms against 27 for a softmax row kernel) for the same loops.
     jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Default);
     jtmb->getOptions().AllowFPOpFusion = llvm::FPOpFusion::Strict;
+    // Small code model, position independent: constants and calls are
+    // RIP-relative. A JIT target machine otherwise defaults to the large
+    // model, which loads every constant's address into a register with
+    // movabs: the exp polynomial's coefficients then tied up eight registers
+    // and spilled in the softmax loop. JITLink (LLJIT's linker on x86-64 ELF)
+    // allocates an object's sections together and builds stubs for calls
+    // into the process, which is what the small model needs; LLJIT makes
+    // the same choice for its own compiles.
+    jtmb->setCodeModel(llvm::CodeModel::Small);
+    jtmb->setRelocationModel(llvm::Reloc::PIC_);
     cpu_ = jtmb->getCPU();
     features_ = jtmb->getFeatures().getString();
     auto tm = jtmb->createTargetMachine();
