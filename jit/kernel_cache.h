@@ -35,9 +35,9 @@ namespace kiln::jit {
 // Bumped when the file format or the code the backend generates for a given
 // kernel IR changes (2: vectorized float max/min reductions; 3: float32 exp in
 // float arithmetic; 4: widening sums interleaved twice; 5: O2, no epilogue
-// vectorization; 6: small code model, PIC), so objects
+// vectorization; 6: small code model, PIC; 7: kiln's own pass pipeline), so objects
 // compiled by an older kiln are rebuilt, never loaded.
-inline constexpr uint32_t kDiskCacheVersion = 6;
+inline constexpr uint32_t kDiskCacheVersion = 7;
 inline constexpr size_t kDiskCacheHeaderSize = 32;
 
 // The compiled function for k: from memory, from disk, or compiled now

@@ -1,8 +1,8 @@
 // The LLVM CPU backend: one ORC LLJIT for the process, targeting the host CPU
 // with all its features (sys::getHostCPUName / getHostCPUFeatures, so AVX-512
 // where present). compile() lowers a kernel to a fresh module
-// (lower_kernel.cpp), verifies it, runs the new pass manager's O2 pipeline
-// with the host TargetMachine (loop + SLP vectorization), optionally prints
+// (lower_kernel.cpp), verifies it, runs kiln's kernel pass pipeline
+// (pipeline.cpp: inline, clean up, hoist, vectorize), optionally prints
 // the optimized IR and the assembly (on a clone, so the JIT's copy is
 // untouched), hands the module to the JIT and looks the symbol up. Library
 // calls the code needs (libm for float64 math, memset / memcpy) resolve
@@ -25,8 +25,6 @@
 #include <string>
 #include <vector>
 
-#include <llvm/Analysis/CGSCCPassManager.h>
-#include <llvm/Analysis/LoopAnalysisManager.h>
 #include <llvm/Config/llvm-config.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
@@ -35,7 +33,6 @@
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/MC/TargetRegistry.h>
-#include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/CommandLine.h>
 #include <llvm/Support/ErrorHandling.h>
 #include <llvm/Support/MemoryBuffer.h>
@@ -47,6 +44,7 @@
 
 #include "codegen/backend.h"
 #include "codegen/llvm/emitter.h"
+#include "codegen/llvm/pipeline.h"
 #include "kiln/error.h"
 
 namespace kiln::codegen {
@@ -225,8 +223,8 @@ class LLVMBackend final : public Backend {
   }
 
   // Lowers k to a fresh module in ctx with its entry function named `symbol`,
-  // verifies it and runs the O2 pipeline (O3 adds nothing these loops use,
-  // and costs compile time). Called under mu_.
+  // verifies it and runs the kernel pipeline (pipeline.cpp: O2's passes
+  // that these loops use, a third less compile time). Called under mu_.
   std::unique_ptr<llvm::Module> build_module(const jit::Kernel& k, const std::string& symbol,
                                              llvm::LLVMContext& ctx) {
     auto mod = std::make_unique<llvm::Module>(symbol, ctx);
@@ -240,7 +238,7 @@ class LLVMBackend final : public Backend {
     llvm::raw_string_ostream vos(verify_msg);
     KILN_INTERNAL_ASSERT(!llvm::verifyModule(*mod, &vos), "kernel ", k.name,
                          " lowered to invalid LLVM IR: ", vos.str());
-    optimize(*mod);
+    llvmcg::optimize_kernel(*mod, tm_.get());
     return mod;
   }
 
@@ -263,26 +261,6 @@ class LLVMBackend final : public Backend {
     auto addr = jit_->lookup(*jd, symbol);
     if (!addr) return drop(addr.takeError());
     return addr->toPtr<jit::KernelFn>();
-  }
-
-  void optimize(llvm::Module& m) {
-    llvm::LoopAnalysisManager lam;
-    llvm::FunctionAnalysisManager fam;
-    llvm::CGSCCAnalysisManager cgam;
-    llvm::ModuleAnalysisManager mam;
-    llvm::PipelineTuningOptions pto;
-    pto.LoopVectorization = true;
-    pto.SLPVectorization = true;
-    pto.LoopInterleaving = true;
-    pto.LoopUnrolling = true;
-    llvm::PassBuilder pb(tm_.get(), pto);
-    pb.registerModuleAnalyses(mam);
-    pb.registerCGSCCAnalyses(cgam);
-    pb.registerFunctionAnalyses(fam);
-    pb.registerLoopAnalyses(lam);
-    pb.crossRegisterProxies(lam, fam, cgam, mam);
-    llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2);
-    mpm.run(m, mam);
   }
 
   std::string assembly(const llvm::Module& m) {
