@@ -8,6 +8,7 @@
 #include "jit/lower.h"
 
 #include <cctype>
+#include <cstdlib>
 #include <cstring>
 
 #include "jit/lowerer.h"
@@ -181,6 +182,71 @@ std::vector<Stmt>* Lowerer::open_loops(const Node* n, const std::vector<int64_t>
   return cur;
 }
 
+// Transposed reads (`x.t() + y`): the output is written along its last dim,
+// but a stored input is read through a view with a stride > 1 there and
+// contiguously along an earlier dim. Row by row, each element read would
+// touch a new cache line, evicted before its neighbours are used. The
+// earlier dim (the innermost such), or -1. Decided from view strides, which
+// are part of the structural hash that keys the schedule cache.
+int64_t Lowerer::transposed_dim(const Node* n, int64_t rank, int& budget) {
+  if (--budget < 0 || stored(n) || n->rank() != rank) return -1;
+  switch (n->cls()) {
+    case OpClass::View: {
+      const Node* x = n->inputs[0].get();
+      const auto& a = n->attrs.ints;  // {offset, strides...}
+      const int64_t last = rank - 1;
+      if (!stored(x) || n->shape[last] < 2 || std::abs(a[1 + last]) <= 1) return -1;
+      for (int64_t d = last; d-- > 0;)
+        if (std::abs(a[1 + d]) == 1 && n->shape[d] > 1) return d;
+      return -1;
+    }
+    case OpClass::Unary:
+    case OpClass::Binary:
+    case OpClass::Ternary:
+    case OpClass::Transfer:
+      for (const auto& in : n->inputs)
+        if (int64_t d = transposed_dim(in.get(), rank, budget); d >= 0) return d;
+      return -1;
+    default: return -1;
+  }
+}
+
+// Loops over n's shape with dims td and last tiled kTransposeTile square:
+// the other dims (in order, the first parallel), then the tiles of td and
+// last, then the positions inside a tile (the last dim innermost, so the
+// output is still written contiguously). A tile's reads of the transposed
+// input span kTransposeTile rows of two cache lines each, all in L1.
+std::vector<Stmt>* Lowerer::open_tiles(const Node* n, int64_t td, Idx& idx, std::vector<Stmt>& top) {
+  const int64_t last = n->rank() - 1;
+  std::vector<Stmt>* cur = &top;
+  bool first = true;
+  auto open = [&](ValueId extent, int64_t static_extent) {
+    Stmt loop{StmtKind::Loop};
+    loop.loop = new_loop();
+    loop.extent = extent;
+    loop.parallel = first;
+    if (first) parallel_extent_ = static_extent;
+    first = false;
+    ValueId var = loop_var(loop.loop);
+    cur->push_back(std::move(loop));
+    cur = &cur->back().body;
+    return var;
+  };
+  for (int64_t d = 0; d < last; ++d)
+    if (d != td) idx[d] = open(size_of(n, d), n->shape[d]);
+  const int64_t T = kTransposeTile;
+  const ValueId t = iconst(T);
+  auto tiles = [&](int64_t d) { return idiv(iadd(size_of(n, d), iconst(T - 1)), t); };
+  const ValueId base_d = imul(open(tiles(td), (n->shape[td] + T - 1) / T), t);
+  const ValueId base_l = imul(open(tiles(last), (n->shape[last] + T - 1) / T), t);
+  auto rest = [&](int64_t d, ValueId base) {
+    return op2(VOp::Min, DType::Int64, t, op2(VOp::Sub, DType::Int64, size_of(n, d), base));
+  };
+  idx[td] = iadd(base_d, open(rest(td, base_d), T));
+  idx[last] = iadd(base_l, open(rest(last, base_l), T));
+  return cur;
+}
+
 // A parallel loop of extent 1 for kernels with no loop to split.
 std::vector<Stmt>* Lowerer::single(std::vector<Stmt>& top) {
   Stmt loop{StmtKind::Loop};
@@ -274,7 +340,13 @@ Lowered Lowerer::lower_group(const std::vector<const Node*>& group) {
     Idx idx(out->shape.size());
     std::vector<int64_t> dims(out->shape.size());
     for (size_t d = 0; d < dims.size(); ++d) dims[d] = static_cast<int64_t>(d);
-    std::vector<Stmt>* body = dims.empty() ? single(top) : open_loops(out, dims, idx, top, true);
+    int budget = 64;
+    int64_t td = -1;
+    for (size_t j = 0; j < outs.size() && td < 0 && dims.size() >= 2; ++j)
+      td = transposed_dim(outs[j], out->rank(), budget);
+    std::vector<Stmt>* body = dims.empty() ? single(top)
+                              : td >= 0    ? open_tiles(out, td, idx, top)
+                                           : open_loops(out, dims, idx, top, true);
     for (size_t j = 0; j < outs.size(); ++j) {
       KILN_INTERNAL_ASSERT(outs[j]->shape == out->shape, "horizontal group of different shapes");
       values[j] = cast(value(outs[j], idx), group[j]->dtype);

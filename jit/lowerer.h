@@ -27,6 +27,9 @@ namespace kiln::jit::lowering {
 
 using Idx = std::vector<ValueId>;
 
+// The side of a square tile of a kernel with transposed reads (open_tiles).
+inline constexpr int64_t kTransposeTile = 32;
+
 enum ParamTag : int { kSize, kStride, kViewStride, kViewOffset, kSliceStart, kSliceStep, kSeed, kOffset, kCatOffset };
 
 class Lowerer {
@@ -242,6 +245,8 @@ class Lowerer {
   std::vector<Stmt>* open_loops(const Node* n, const std::vector<int64_t>& dims, Idx& idx,
                                 std::vector<Stmt>& top, bool parallel_first);
   std::vector<Stmt>* single(std::vector<Stmt>& top);
+  int64_t transposed_dim(const Node* n, int64_t rank, int& budget);
+  std::vector<Stmt>* open_tiles(const Node* n, int64_t td, Idx& idx, std::vector<Stmt>& top);
   void store(std::vector<Stmt>* body, int32_t slot, ValueId flat, ValueId v);
   int32_t output_slot(DType dt);
   Lowered lower_scatter(const Node* src, const Node* out, ValueId offset, const std::vector<ValueId>& strides);

@@ -133,6 +133,34 @@ TEST_CASE("jit fusion: views fold into index arithmetic") {
   check_values(x.index({Slice(1, None), Slice(None, None, 2)}).sum(0));
 }
 
+TEST_CASE("jit fusion: a transposed read runs in square tiles") {
+  // The output is written along its last dim while x.t() reads x down its
+  // columns: the two dims are tiled (tiles of both, then a tile's rows and
+  // columns), so each cache line of x is used whole while it is in L1.
+  auto ir = [](const Tensor& t) {
+    jit::Schedule s = plan(t);
+    REQUIRE(s.steps.size() == 1);
+    return s.steps[0].code->ir;
+  };
+  Tensor x = data({70, 40}), y = data({40, 70});
+  CHECK(ir(x.t() + y).num_loops == 4);
+  CHECK(ir(x.t() * 2).num_loops == 4);
+  CHECK(ir(x + y.t()).num_loops == 4);
+  CHECK(ir(x + 1).num_loops == 2);               // contiguous reads: rows, no tiles
+  CHECK(ir(x.index({Slice(), Slice(None, None, 2)}) + 1).num_loops == 2);  // strided, no dim read contiguously
+  // rank 3, x read contiguously along dim 0 of the output: dim 1, then
+  // tiles of dims 0 and 2, then the positions inside a tile
+  Tensor p = data({7, 6, 33}).permute({2, 1, 0}), q = data({33, 6, 7});
+  CHECK(ir(p + q).num_loops == 5);
+  // every shape of the structure, incl. ragged edge tiles, the same kernel
+  CHECK(ir(data({33, 65}).t() + data({65, 33})).key() == ir(x.t() + y).key());
+  check_values(x.t() + y);
+  check_values(data({33, 65}).t() + data({65, 33}) * 2);
+  check_values(data({1, 50}).t() + data({50, 1}));
+  check_values(p + q);
+  check_values((x.t() + y).exp());
+}
+
 TEST_CASE("jit fusion: a large matmul calls BLAS and its consumers fuse after it") {
   Tensor a = data({24, 20}), w = data({20, 32}), bias = data({32});
   jit::Schedule s = plan(relu(matmul(a, w) + bias));

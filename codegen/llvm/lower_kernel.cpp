@@ -451,20 +451,35 @@ class Lowering {
     llvm::Value* next = b.CreateAdd(iv, e_.c64(1), tag + ".next", /*HasNUW=*/true, /*HasNSW=*/true);
     iv->addIncoming(next, b.GetInsertBlock());
     llvm::BranchInst* latch = b.CreateCondBr(b.CreateICmpSLT(next, hi), body, exit);
-    if (widening_reduction(s)) {
-      // A float32 sum into a float64 accumulator: LLVM's default (4 vectors
-      // of 8 doubles per iteration, 128 bytes, loads folded into the
-      // conversions) ran at half the memory bandwidth here (Zen 5; measured:
-      // 4.2 ms against 2.2 ms for 4096 x 4096 row sums); 2 vectors do not.
+    // A float32 sum into a float64 accumulator: LLVM's default (4 vectors
+    // of 8 doubles per iteration, 128 bytes, loads folded into the
+    // conversions) ran at half the memory bandwidth here (Zen 5; measured:
+    // 4.2 ms against 2.2 ms for 4096 x 4096 row sums); 2 vectors do not.
+    // A loop of at most a tile's extent (min(32, rest)): one vector per
+    // iteration, else the vector loop is longer than the whole loop and
+    // never runs.
+    const int interleave = widening_reduction(s) ? 2 : short_loop(s) ? 1 : 0;
+    if (interleave) {
       llvm::LLVMContext& c = e_.ctx;
       llvm::Metadata* count[] = {llvm::MDString::get(c, "llvm.loop.interleave.count"),
-                                 llvm::ConstantAsMetadata::get(b.getInt32(2))};
+                                 llvm::ConstantAsMetadata::get(b.getInt32(interleave))};
       llvm::Metadata* ops[] = {nullptr, llvm::MDNode::get(c, count)};
       llvm::MDNode* md = llvm::MDNode::getDistinct(c, ops);
       md->replaceOperandWith(0, md);
       latch->setMetadata(llvm::LLVMContext::MD_loop, md);
     }
     b.SetInsertPoint(exit);
+  }
+
+  // A loop whose extent is min(c, ...) for a small constant c (a tile).
+  bool short_loop(const Stmt& s) const {
+    const jit::Value& x = k_.values[s.extent];
+    if (x.op != VOp::Min) return false;
+    for (int j = 0; j < 2; ++j) {
+      const jit::Value& a = k_.values[x.args[j]];
+      if (a.op == VOp::IntConst && a.i <= 64) return true;
+    }
+    return false;
   }
 
   // An innermost loop that accumulates narrower floats into a wider float
