@@ -19,6 +19,10 @@ inline thread_local LocState tls_loc;
 // The location new nodes get (an empty location outside any public op).
 inline SourceLoc current_loc() { return detail::tls_loc.loc; }
 
+// Selects LocScope's forcing constructor.
+struct ForceLoc {};
+inline constexpr ForceLoc kForceLoc{};
+
 class LocScope {
  public:
   // An unknown location (a node made outside any public op) opens nothing.
@@ -30,8 +34,7 @@ class LocScope {
   }
   // Forces `loc` for the scope's duration, even inside another scope (the
   // backward engine stamps a rule's nodes with its forward op's location).
-  LocScope(const SourceLoc& loc, bool force) : owner_(true), saved_(detail::tls_loc) {
-    (void)force;
+  LocScope(const SourceLoc& loc, ForceLoc) : owner_(true), saved_(detail::tls_loc) {
     detail::tls_loc.loc = loc;
     detail::tls_loc.set = true;
   }

@@ -43,7 +43,7 @@ const NodePtr& TensorImpl::node() const {
   attrs.ints.reserve(strides.size() + 1);
   attrs.ints.push_back(offset);
   for (int64_t s : strides) attrs.ints.push_back(s);
-  const LocScope at(view_loc, /*force=*/true);
+  const LocScope at(view_loc, kForceLoc);
   cached_ = make_node(Op::AsStrided, base->dtype, base->device, sizes, {base}, std::move(attrs));
   cached_base_ = base.get();
   return cached_;

@@ -125,7 +125,7 @@ void run(const std::vector<FunctionPtr>& roots, const std::vector<Tensor>& root_
       for (auto& w : f->retained)
         if (auto t = w.lock())
           if (t->retains_grad && t->grad_fn.get() == f) accumulate(*t, g);
-    const LocScope at(f->loc, /*force=*/true);
+    const LocScope at(f->loc, kForceLoc);
     std::vector<Tensor> grads = apply_rule(*f, g);
     KILN_INTERNAL_ASSERT(grads.size() == f->next.size(), f->name(), " returned ", grads.size(),
                          " gradients for ", f->next.size(), " inputs");
