@@ -29,8 +29,12 @@ void write_into(const Tensor& dst, NodePtr value, const char* op) {
   Attrs a;
   a.ints.push_back(t.offset);
   for (int64_t st : t.strides) a.ints.push_back(st);
-  write_storage(s, make_node(Op::Assign, s.dtype(), s.device(), s.node->shape, {s.node, value},
-                             std::move(a)));
+  // node_list, not a braced list: the list's copies would hold the old node
+  // until write_storage returns, and a write evaluated there (the depth
+  // limit) could then not go into the old node's buffer in place.
+  NodePtr assign = make_node(Op::Assign, s.dtype(), s.device(), s.node->shape, node_list(s.node, std::move(value)),
+                             std::move(a));
+  write_storage(s, std::move(assign));
 }
 
 // After a write to self: its history, or (grad mode off) the step boundary.

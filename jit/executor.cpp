@@ -31,6 +31,74 @@ int64_t elapsed_ns(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// Per stored node: its buffer and how many steps still read it.
+struct Slot {
+  BufferPtr buffer;
+  int64_t readers = 0;
+  bool root = false;
+};
+
+// Whether nothing outside this write can still read `base`: every reference
+// to it, and to each node of the source's region between it and the Assign,
+// comes from the Assign or from that region. The region is computed by the
+// time the copy would run (the scheduler stores a source that reads the base,
+// Cut::WriteSource), and once the Assign has its value nothing walks below
+// it, so the base is dead. Walks at most 64 nodes, else answers no.
+bool base_dies_with_write(const Node& assign, const NodePtr& base) {
+  struct Ref {
+    const Node* node;
+    long holders;  // its use count
+    long edges;    // references from the Assign and the region
+  };
+  std::vector<Ref> refs;
+  std::vector<const Node*> todo;
+  auto add = [&](const NodePtr& p) {
+    for (Ref& r : refs)
+      if (r.node == p.get()) return ++r.edges, true;
+    if (refs.size() >= 64) return false;
+    refs.push_back({p.get(), p.use_count(), 1});
+    if (p != base && !has_value(*p)) todo.push_back(p.get());
+    return true;
+  };
+  for (const NodePtr& in : assign.inputs)
+    if (!add(in)) return false;
+  while (!todo.empty()) {
+    const Node* n = todo.back();
+    todo.pop_back();
+    for (const NodePtr& in : n->inputs)
+      if (!add(in)) return false;
+  }
+  for (const Ref& r : refs)
+    if ((r.node == base.get() || !has_value(*r.node)) && r.holders != r.edges) return false;
+  return true;
+}
+
+// The buffer an in-place write may scatter into instead of a copy of its
+// base: the base's own, when nothing can read the base's value after this
+// write. A base with a value qualifies when it dies with the write (above)
+// and its buffer is owned by kiln (not from_blob memory) and held by nothing
+// but the base, this evaluation's slot, and earlier bases of this
+// evaluation's in-place writes (`dead`, which hold it but are never read
+// again). A base stored by this evaluation qualifies when this copy is its
+// last reader. In both cases the scatter must not read the base. Null when
+// the copy must run.
+BufferPtr writable_base(const Node& assign, const Step& scatter, PtrMap<Slot>& slots,
+                        const std::vector<const Node*>& dead) {
+  const NodePtr& base = assign.inputs[0];
+  for (const Node* in : scatter.inputs)
+    if (in == base.get()) return nullptr;
+  Slot* slot = slots.find(base.get());
+  if (has_value(*base)) {
+    const BufferPtr& v = value_of(*base);
+    long holders = 1 + (slot && slot->buffer == v ? 1 : 0);
+    for (const Node* d : dead) holders += d != base.get() && value_of(*d) == v;
+    if (!v->owned() || v.use_count() != holders || !base_dies_with_write(assign, base)) return nullptr;
+    return v;
+  }
+  if (!slot || !slot->buffer || slot->root || slot->readers != 1 || slot->buffer.use_count() != 1) return nullptr;
+  return slot->buffer;
+}
+
 int64_t bytes_of(const std::vector<const Node*>& nodes) {
   int64_t b = 0;
   for (const Node* n : nodes) b += n->numel() * static_cast<int64_t>(element_size(n->dtype));
@@ -53,12 +121,6 @@ std::vector<BufferPtr> evaluate(const std::vector<NodePtr>& roots, bool interpre
   if (dumps_requested()) dump_evaluation(roots, s);
   const bool timed = profiling();
 
-  // Per stored node: its buffer and how many steps still read it.
-  struct Slot {
-    BufferPtr buffer;
-    int64_t readers = 0;
-    bool root = false;
-  };
   PtrMap<Slot> slots(2 * s.steps.size() + roots.size());
   for (const Step& st : s.steps)
     for (const Node* in : st.inputs) ++slots[in].readers;
@@ -71,9 +133,32 @@ std::vector<BufferPtr> evaluate(const std::vector<NodePtr>& roots, bool interpre
     return slot->buffer;
   };
 
+  auto release_inputs = [&](const Step& st) {
+    for (const Node* in : st.inputs) {
+      Slot& slot = slots[in];
+      if (--slot.readers == 0 && !slot.root) slot.buffer.reset();
+    }
+  };
+  // An Assign whose scatter writes into its base's buffer (its copy skipped),
+  // and the bases given up so far (see writable_base).
+  const Node* in_place = nullptr;
+  std::vector<const Node*> dead;
+
   for (size_t step = 0; step < s.steps.size(); ++step) {
     const Step& st = s.steps[step];
     try {
+      if (st.base_copy) {
+        KILN_INTERNAL_ASSERT(step + 1 < s.steps.size() && s.steps[step + 1].outputs == st.outputs,
+                             "an Assign's copy step is not followed by its scatter");
+        if (BufferPtr b = writable_base(*st.outputs[0], s.steps[step + 1], slots, dead)) {
+          slots[st.outputs[0]].buffer = std::move(b);
+          in_place = st.outputs[0];
+          if (has_value(*in_place->inputs[0])) dead.push_back(in_place->inputs[0].get());
+          ++counters().writes_in_place;
+          release_inputs(st);
+          continue;
+        }
+      }
       std::vector<BufferPtr> outs;
       outs.reserve(st.outputs.size());
       for (const Node* o : st.outputs) {
@@ -131,9 +216,13 @@ std::vector<BufferPtr> evaluate(const std::vector<NodePtr>& roots, bool interpre
         counters().bytes_written += bytes_out;
         if (timed) profile_launch(st, elapsed_ns(t0), bytes_in + bytes_out);
       }
-      for (const Node* in : st.inputs) {
-        Slot& slot = slots[in];
-        if (--slot.readers == 0 && !slot.root) slot.buffer.reset();
+      release_inputs(st);
+      if (in_place && !st.base_copy && st.outputs[0] == in_place) {
+        // The base's buffer now holds the written value and the base is
+        // gone: the Assign keeps it as its memo at once, so that a failure
+        // later in this evaluation cannot make a retry write twice.
+        in_place->realized = slots[in_place].buffer;
+        in_place = nullptr;
       }
     } catch (const Error& e) {
       // Name the user lines this step fused, so the failure can be traced.

@@ -115,6 +115,22 @@ bool draws_random(const Node* n) {
   return false;
 }
 
+// Whether computing n inline reads `target` (stopping at nodes with values
+// other than target); a long walk (over 256 nodes) answers yes.
+bool reads_inline(const Node* n, const Node* target) {
+  std::vector<const Node*> stack{n}, seen;
+  while (!stack.empty()) {
+    const Node* m = stack.back();
+    stack.pop_back();
+    if (m == target) return true;
+    if (has_value(*m) || std::find(seen.begin(), seen.end(), m) != seen.end()) continue;
+    if (seen.size() >= 256) return true;
+    seen.push_back(m);
+    for (const auto& in : m->inputs) stack.push_back(in.get());
+  }
+  return false;
+}
+
 // Why each stored node is stored: the first reason found wins.
 using CutMap = std::unordered_map<const Node*, Boundary>;
 
@@ -160,7 +176,19 @@ void partition(const Graph& g, const std::vector<NodePtr>& roots, const Schedule
         }
         break;
       case OpClass::Join: store(mat, cuts, n, Cut::Join); break;
-      case OpClass::Write: store(mat, cuts, n, Cut::Write); break;
+      case OpClass::Write: {
+        store(mat, cuts, n, Cut::Write);
+        // A source computed from the tensor it is written into (x[0] += 1)
+        // is stored first, so that the scatter does not read the base and
+        // the write can go into the base's buffer (executor.cpp): storing
+        // the region costs far less than copying the whole base.
+        const Node* base = n->inputs[0].get();
+        const Node* src = n->inputs[1].get();
+        if (!has_value(*src) && !mat.count(src) && (has_value(*base) || mat.count(base)) &&
+            reads_inline(src, base))
+          store(mat, cuts, src, Cut::WriteSource);
+        break;
+      }
       case OpClass::Source:
       case OpClass::Random:
       case OpClass::Unary:
@@ -255,6 +283,7 @@ bool lower_all(const Graph& g, NodeSet& mat, CutMap& cuts, const MatmulReads& re
         for (size_t part = 0; part < n->inputs.size(); ++part) push(lower_node(*n, mat, static_cast<int>(part)));
       } else if (n->op == Op::Assign) {
         push(lower_node(*n, mat));
+        steps.back().base_copy = true;
         push(lower_assign_scatter(*n, mat));
       } else {
         push(lower_node(*n, mat));
@@ -375,6 +404,7 @@ struct StepTemplate {
   int64_t parallel_extent;
   int64_t work;
   Boundary why;
+  bool base_copy;
 };
 
 struct CacheEntry {
@@ -457,6 +487,7 @@ const char* cut_name(Cut c) {
     case Cut::MatmulReuse: return "matmul-reuse";
     case Cut::Join: return "cat";
     case Cut::Write: return "inplace-write";
+    case Cut::WriteSource: return "write-source";
     case Cut::SharedReduction: return "shared-reduction";
     case Cut::ReductionInJoin: return "reduction-in-write";
     case Cut::OtherRows: return "other-rows";
@@ -474,7 +505,8 @@ const char* cut_text(Cut c) {
     case Cut::MatmulOperand: return "an operand of a library matmul (it reads memory)";
     case Cut::MatmulReuse: return "an inline matmul's operand, stored rather than recomputed";
     case Cut::Join: return "a cat: one kernel per part";
-    case Cut::Write: return "an in-place write: copy, then scatter";
+    case Cut::Write: return "an in-place write: a scatter into the base (copied first unless its buffer is free)";
+    case Cut::WriteSource: return "the value of an in-place write, computed from the tensor written: stored so the write can go in place";
     case Cut::SharedReduction: return "a reduction read by several kernels";
     case Cut::ReductionInJoin: return "a reduction read by a cat part or an in-place write";
     case Cut::OtherRows: return "a reduction its reader cannot compute in its own loops";
@@ -516,6 +548,7 @@ Schedule schedule(const std::vector<NodePtr>& roots, const ScheduleOptions& opti
         st.parallel_extent = t.parallel_extent;
         st.work = t.work;
         st.why = t.why;
+        st.base_copy = t.base_copy;
         s.steps.push_back(std::move(st));
       }
       ++cache.hits;
@@ -541,7 +574,7 @@ Schedule schedule(const std::vector<NodePtr>& roots, const ScheduleOptions& opti
   CacheEntry entry;
   entry.words = std::move(sig.words);
   for (const Step& st : s.steps) {
-    StepTemplate t{st.kind, {}, {}, st.code, st.params, st.parallel_extent, st.work, st.why};
+    StepTemplate t{st.kind, {}, {}, st.code, st.params, st.parallel_extent, st.work, st.why, st.base_copy};
     for (const Node* n : st.outputs) t.outputs.push_back(*index.find(n));
     for (const Node* n : st.inputs) t.inputs.push_back(*index.find(n));
     entry.steps.push_back(std::move(t));

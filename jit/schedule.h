@@ -79,6 +79,7 @@ enum class Cut : uint8_t {
   MatmulReuse,      // an inline matmul's computed operand, reread too often (or random)
   Join,             // a cat: one kernel per part, each writing into the output
   Write,            // an in-place write: a copy of the base, then a scatter
+  WriteSource,      // the value an in-place write stores, read from the written tensor
   SharedReduction,  // a reduction read by several kernels
   ReductionInJoin,  // a reduction read by a cat part or an in-place write
   OtherRows,        // a reduction its reader cannot compute in its own loops
@@ -108,6 +109,10 @@ struct Step {
   // Scalar iterations the kernel runs (its rows times the reduced extent):
   // the executor splits kernels over threads by this, not by the output size.
   int64_t work = 0;
+  // The first half of an in-place write (an Assign): the copy of its base.
+  // The executor skips it and lets the scatter (the next step) write into
+  // the base's own buffer when nothing else can still read the base.
+  bool base_copy = false;
 };
 
 struct Schedule {

@@ -46,6 +46,7 @@ JitStats stats() {
   s.disk_load_seconds = static_cast<double>(c.disk_load_ns.load()) * 1e-9;
   s.bytes_read = c.bytes_read;
   s.bytes_written = c.bytes_written;
+  s.writes_in_place = c.writes_in_place;
   return s;
 }
 
@@ -53,7 +54,7 @@ void reset_stats() {
   jit::Counters& c = jit::counters();
   for (auto* a : {&c.evaluations, &c.schedules, &c.schedule_requests, &c.kernels_compiled, &c.kernels_launched,
                   &c.library_calls, &c.cache_hits_memory, &c.cache_hits_disk, &c.compile_ns, &c.disk_load_ns,
-                  &c.bytes_read, &c.bytes_written})
+                  &c.bytes_read, &c.bytes_written, &c.writes_in_place})
     a->store(0);
 }
 

@@ -11,7 +11,7 @@ namespace kiln::jit {
 struct Counters {
   std::atomic<int64_t> evaluations{0}, schedules{0}, schedule_requests{0}, kernels_compiled{0}, kernels_launched{0},
       library_calls{0}, cache_hits_memory{0}, cache_hits_disk{0}, compile_ns{0}, disk_load_ns{0},
-      bytes_read{0}, bytes_written{0};
+      bytes_read{0}, bytes_written{0}, writes_in_place{0};
 };
 Counters& counters();
 

@@ -19,6 +19,7 @@ struct JitStats {
   double disk_load_seconds = 0.0; // time spent reading and linking kernels from the disk cache
   int64_t bytes_read = 0;         // bytes loaded by kernels from their input buffers
   int64_t bytes_written = 0;      // bytes stored by kernels
+  int64_t writes_in_place = 0;    // in-place writes scattered into their tensor's buffer (no copy)
 };
 
 // A snapshot of the counters since the start or the last reset_stats().
