@@ -125,6 +125,34 @@ NodePtr blocked_column_reduction(Op op, DType out, const NodePtr& x, const Shape
   return cast_node(r, out);
 }
 
+// A reduction over several dims, some of them not innermost (the bias
+// gradient of a [batch, seq, features] activation is sum({0, 1})). One node
+// would read each output's elements with strides, on as few threads as there
+// are outputs. Instead: the trailing reduced dims first (one row reduction,
+// contiguous), then each other reduced dim from the innermost out, as a
+// blocked column reduction (above) where its shape calls for one. Partials
+// stay in the accumulator's dtype (float64 for float sums and products), as
+// the one pass keeps them; the order depends on the shape only. Null when
+// one node serves: one dim, or only trailing dims, or a small input.
+NodePtr staged_reduction(Op op, DType out, const NodePtr& x, const Shape& rdims) {
+  if (rdims.size() < 2 || (op != Op::Sum && op != Op::Prod && op != Op::Max && op != Op::Min)) return nullptr;
+  if (x->numel() < kColumnMinElements) return nullptr;
+  // rdims is sorted: its trailing dims are those equal to rank - 1, rank - 2, ...
+  size_t t = rdims.size();
+  while (t > 0 && rdims[t - 1] == x->rank() - static_cast<int64_t>(rdims.size() - t) - 1) --t;
+  if (t == 0) return nullptr;  // only trailing dims: already one contiguous row reduction
+  const bool widen = (op == Op::Sum || op == Op::Prod) && is_floating_point(out);
+  const DType acc = widen ? DType::Float64 : out;
+  NodePtr v = cast_node(x, acc);
+  if (t < rdims.size()) v = reduce_node(op, acc, v, Shape(rdims.begin() + static_cast<std::ptrdiff_t>(t), rdims.end()));
+  for (size_t i = t; i-- > 0;) {
+    const Shape one{rdims[i]};
+    NodePtr blocked = blocked_column_reduction(op, acc, v, one);
+    v = blocked ? blocked : reduce_node(op, acc, v, one);
+  }
+  return cast_node(v, out);
+}
+
 // One primitive reduction node over `dims` (normalized) of t cast to `in`.
 Tensor reduce(const Tensor& t, Op op, const Shape& dims, bool keepdim, DType in, DType out,
               const char* name) {
@@ -137,7 +165,8 @@ Tensor reduce(const Tensor& t, Op op, const Shape& dims, bool keepdim, DType in,
   }
   NodePtr r;
   if (static_cast<int64_t>(rdims.size()) == x->rank()) r = split_full_reduction(op, out, x);
-  else r = blocked_column_reduction(op, out, x, rdims);
+  else if (rdims.size() == 1) r = blocked_column_reduction(op, out, x, rdims);
+  else r = staged_reduction(op, out, x, rdims);
   if (!r) r = reduce_node(op, out, x, rdims);
   const Shape& kept = r->shape;
   Shape final_shape;

@@ -356,6 +356,40 @@ TEST_CASE("jit fusion: a column reduction runs as levels of contiguous row-block
   CHECK(kernels(data({100, 100}).sum(0)) == 1);   // small: cache-resident
 }
 
+TEST_CASE("jit fusion: a reduction over several dims, some not innermost, runs in stages") {
+  // sum({0, 1}) of [16, 64, 32]: one node would read each of the 32 outputs'
+  // 1024 elements 32 apart, on one thread per output. Staged: dim 1 as a
+  // blocked column reduction (64 rows -> 8, then the 8), then dim 0.
+  Tensor x = data({16, 64, 32});
+  Tensor s = x.sum({0, 1});
+  jit::Schedule p = plan(s);
+  REQUIRE(p.steps.size() == 3);
+  CHECK(p.steps[0].outputs[0]->shape == Shape{16, 8, 32});
+  CHECK(p.steps[1].outputs[0]->shape == Shape{16, 1, 32});
+  for (const jit::Value& v : p.steps[0].code->ir.values) CHECK((v.op != jit::VOp::Div && v.op != jit::VOp::Mod));
+  // By hand, in double.
+  std::vector<double> want(32, 0.0);
+  for (int i = 0; i < 16 * 64; ++i)
+    for (int j = 0; j < 32; ++j) want[j] += std::sin(0.7 * (i * 32 + j) + 0.3);
+  std::vector<float> got = s.to_vector<float>();
+  for (int j = 0; j < 32; ++j) CHECK(got[j] == doctest::Approx(want[j]).epsilon(1e-6));
+  check_values(s, 1e-6);
+  // The trailing reduced dim first (a row reduction), then dim 0.
+  Tensor r = x.sum({0, 2}, true);
+  CHECK(r.sizes() == Shape{1, 64, 1});
+  REQUIRE(kernels(r) == 2);
+  CHECK(plan(r).steps[0].outputs[0]->shape == Shape{16, 64, 1});
+  check_values(r, 1e-6);
+  check_values(x.mean({0, 1}), 1e-6);
+  check_values(x.amax({0, 1}));
+  check_values(x.amin({0, 2}));
+  check_values((x * 3).to(kLong).sum({0, 1}));  // integers: exact
+  check_values(data({4, 6, 40, 24}).sum({0, 2}), 1e-6);
+  // One node: only trailing dims, a single dim, or a small input.
+  CHECK(kernels(x.sum({1, 2})) == 1);
+  CHECK(kernels(data({4, 8, 16}).sum({0, 1})) == 1);
+}
+
 TEST_CASE("jit fusion: a strided slice of a computed value maps dim by dim, without division") {
   Tensor a = data({12, 10}), b = data({12, 10}, 2);
   for (const Tensor& v : {(a * b).index({Slice(1, None, 3), Slice(None, None, 2)}),
