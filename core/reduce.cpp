@@ -128,8 +128,9 @@ NodePtr blocked_column_reduction(Op op, DType out, const NodePtr& x, const Shape
 // A reduction over several dims, some of them not innermost (the bias
 // gradient of a [batch, seq, features] activation is sum({0, 1})). One node
 // would read each output's elements with strides, on as few threads as there
-// are outputs. Instead: the trailing reduced dims first (one row reduction,
-// contiguous), then each other reduced dim from the innermost out, as a
+// are outputs. Instead: adjacent reduced dims merge into one (a view of
+// stored memory), the trailing reduced dim goes first (one contiguous row
+// reduction), then each other reduced dim from the innermost out, as a
 // blocked column reduction (above) where its shape calls for one. Partials
 // stay in the accumulator's dtype (float64 for float sums and products), as
 // the one pass keeps them; the order depends on the shape only. Null when
@@ -137,20 +138,40 @@ NodePtr blocked_column_reduction(Op op, DType out, const NodePtr& x, const Shape
 NodePtr staged_reduction(Op op, DType out, const NodePtr& x, const Shape& rdims) {
   if (rdims.size() < 2 || (op != Op::Sum && op != Op::Prod && op != Op::Max && op != Op::Min)) return nullptr;
   if (x->numel() < kColumnMinElements) return nullptr;
-  // rdims is sorted: its trailing dims are those equal to rank - 1, rank - 2, ...
-  size_t t = rdims.size();
-  while (t > 0 && rdims[t - 1] == x->rank() - static_cast<int64_t>(rdims.size() - t) - 1) --t;
-  if (t == 0) return nullptr;  // only trailing dims: already one contiguous row reduction
+  // Adjacent reduced dims merge when that is free: x is stored memory read
+  // through a reshape (a computed x would recover its indices by division).
+  NodePtr base = x;
+  while (base->op == Op::AsStrided && base->attrs.ints[0] == 0 && base->inputs[0]->numel() == base->numel() &&
+         Shape(base->attrs.ints.begin() + 1, base->attrs.ints.end()) == contiguous_strides(base->shape))
+    base = base->inputs[0];
+  const bool merge = base->op == Op::Buffer || base->realized != nullptr;
+  auto reduced = [&](int64_t d) { return std::binary_search(rdims.begin(), rdims.end(), d); };
+  Shape shape, dims;  // x's shape with adjacent reduced dims merged, and its reduced dims
+  for (int64_t d = 0; d < x->rank(); ++d) {
+    if (merge && reduced(d) && d > 0 && reduced(d - 1)) {
+      shape.back() *= x->shape[d];
+      continue;
+    }
+    if (reduced(d)) dims.push_back(static_cast<int64_t>(shape.size()));
+    shape.push_back(x->shape[d]);
+  }
+  // dims is sorted: its trailing ones are rank - 1, rank - 2, ...
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  size_t lead = dims.size();
+  while (lead > 0 && dims[lead - 1] == rank - static_cast<int64_t>(dims.size() - lead) - 1) --lead;
+  if (lead == 0) return nullptr;  // only trailing dims: already one contiguous row reduction
   const bool widen = (op == Op::Sum || op == Op::Prod) && is_floating_point(out);
   const DType acc = widen ? DType::Float64 : out;
-  NodePtr v = cast_node(x, acc);
-  if (t < rdims.size()) v = reduce_node(op, acc, v, Shape(rdims.begin() + static_cast<std::ptrdiff_t>(t), rdims.end()));
-  for (size_t i = t; i-- > 0;) {
-    const Shape one{rdims[i]};
+  NodePtr v = cast_node(merge ? reshape_node(base, shape) : x, acc);
+  if (lead < dims.size()) v = reduce_node(op, acc, v, Shape(dims.begin() + static_cast<std::ptrdiff_t>(lead), dims.end()));
+  for (size_t i = lead; i-- > 0;) {
+    const Shape one{dims[i]};
     NodePtr blocked = blocked_column_reduction(op, acc, v, one);
     v = blocked ? blocked : reduce_node(op, acc, v, one);
   }
-  return cast_node(v, out);
+  Shape kept = x->shape;
+  for (int64_t d : rdims) kept[d] = 1;
+  return reshape_node(cast_node(v, out), kept);
 }
 
 // One primitive reduction node over `dims` (normalized) of t cast to `in`.

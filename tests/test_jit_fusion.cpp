@@ -358,14 +358,16 @@ TEST_CASE("jit fusion: a column reduction runs as levels of contiguous row-block
 
 TEST_CASE("jit fusion: a reduction over several dims, some not innermost, runs in stages") {
   // sum({0, 1}) of [16, 64, 32]: one node would read each of the 32 outputs'
-  // 1024 elements 32 apart, on one thread per output. Staged: dim 1 as a
-  // blocked column reduction (64 rows -> 8, then the 8), then dim 0.
+  // 1024 elements 32 apart, on one thread per output. Staged: the adjacent
+  // dims 0 and 1 merge (a [1024, 32] view), then a blocked column reduction:
+  // 1024 rows -> 128 -> 16 -> 2, then the 2.
   Tensor x = data({16, 64, 32});
   Tensor s = x.sum({0, 1});
   jit::Schedule p = plan(s);
-  REQUIRE(p.steps.size() == 3);
-  CHECK(p.steps[0].outputs[0]->shape == Shape{16, 8, 32});
-  CHECK(p.steps[1].outputs[0]->shape == Shape{16, 1, 32});
+  REQUIRE(p.steps.size() == 4);
+  CHECK(p.steps[0].outputs[0]->shape == Shape{128, 32});
+  CHECK(p.steps[1].outputs[0]->shape == Shape{16, 32});
+  CHECK(p.steps[2].outputs[0]->shape == Shape{2, 32});
   for (const jit::Value& v : p.steps[0].code->ir.values) CHECK((v.op != jit::VOp::Div && v.op != jit::VOp::Mod));
   // By hand, in double.
   std::vector<double> want(32, 0.0);
@@ -385,6 +387,8 @@ TEST_CASE("jit fusion: a reduction over several dims, some not innermost, runs i
   check_values(x.amin({0, 2}));
   check_values((x * 3).to(kLong).sum({0, 1}));  // integers: exact
   check_values(data({4, 6, 40, 24}).sum({0, 2}), 1e-6);
+  check_values(data({4, 6, 40, 24}).sum({0, 1, 3}, true), 1e-6);
+  check_values((data({8, 40, 64}) * data({40, 64}, 2)).sum({0, 1}), 1e-6);  // computed input, merged
   // One node: only trailing dims, a single dim, or a small input.
   CHECK(kernels(x.sum({1, 2})) == 1);
   CHECK(kernels(data({4, 8, 16}).sum({0, 1})) == 1);
