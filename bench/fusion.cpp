@@ -311,7 +311,11 @@ Result run_case(Case& k, const Size& sz, bool small, const Timing& tt, double tr
   } else {
     Row row;
     row.variant = "eigen";
+#ifdef KILN_BENCH_HAVE_EIGEN
+    row.skipped = "no Eigen version of this workload";
+#else
     row.skipped = "not built: Eigen 3 not found at configure time";
+#endif
     r.rows.push_back(row);
   }
   {

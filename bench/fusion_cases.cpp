@@ -3,6 +3,8 @@
 
 #include "fusion_hand.h"
 
+#include <cstring>
+
 #ifdef KILN_BENCH_HAVE_TORCH
 #include <torch/torch.h>
 #endif
@@ -73,6 +75,9 @@ std::vector<Case> make_cases(const Size& sz, Inputs& in) {
   in.sq_y = realized(kiln::randn({S, S}));
   in.mm_a = realized(kiln::randn({M, M}));
   in.mm_b = realized(kiln::randn({M, M}));
+  in.state = realized(kiln::randn({R, C}));
+  in.state_torch = realized(in.state.clone());
+  kiln::Tensor state = in.state;
   const kiln::Tensor a = in.a, b = in.b, c = in.c, d = in.d, x = in.x, col = in.col, sx = in.sq_x,
                      sy = in.sq_y, ma = in.mm_a, mb = in.mm_b;
   const float *pa = a.data_ptr<float>(), *pb = b.data_ptr<float>(), *pc = c.data_ptr<float>(),
@@ -82,7 +87,7 @@ std::vector<Case> make_cases(const Size& sz, Inputs& in) {
 #ifdef KILN_BENCH_HAVE_TORCH
   const auto ta = as_torch(a), tb = as_torch(b), tc = as_torch(c), td = as_torch(d),
              tx = as_torch(x), tcol = as_torch(col), tsx = as_torch(sx), tsy = as_torch(sy),
-             tma = as_torch(ma), tmb = as_torch(mb);
+             tma = as_torch(ma), tmb = as_torch(mb), tstate = as_torch(in.state_torch);
 #endif
   const double f = sizeof(float), fM = static_cast<double>(M);
   const std::string rc = shape_str({R, C});
@@ -118,6 +123,14 @@ std::vector<Case> make_cases(const Size& sz, Inputs& in) {
        .out_n = C, .build = [=] { return x.sum(0); },
        IMPLS(colsum, px, R, C),
        .torch = TORCH_IMPL([=] { return tx.sum(0); }), .check_tol = 1e-3},
+      // The same sums seen as [rows/16, 16, cols].sum({0, 1}): a reduction
+      // over two dims, neither innermost (a bias gradient over batch and
+      // sequence); memory-wise identical to colsum.
+      {.name = "colsum_3d", .expr = "x.reshape([rows/16, 16, cols]).sum({0, 1})",
+       .shape = shape_str({R / 16, 16, C}), .n = N, .min_bytes = f * (N + C), .out_n = C,
+       .build = [=] { return x.reshape({R / 16, 16, C}).sum({0, 1}); },
+       IMPLS(colsum, px, R, C),
+       .torch = TORCH_IMPL([=] { return tx.reshape({R / 16, 16, C}).sum(std::vector<int64_t>{0, 1}); }), .check_tol = 1e-3},
       {.name = "softmax", .expr = "x.softmax(1)", .shape = rc, .n = N, .min_bytes = f * 2.0 * N,
        .out_n = N, .build = [=] { return x.softmax(1); },
        IMPLS(softmax, px, R, C),
@@ -144,6 +157,20 @@ std::vector<Case> make_cases(const Size& sz, Inputs& in) {
        .min_bytes = f * 3.0 * S * S, .out_n = S * S, .build = [=] { return sx.t() + sy; },
        IMPLS(transpose_add, psx, psy, S),
        .torch = TORCH_IMPL([=] { return tsx.t() + tsy; })},
+      // An in-place write of one row into a tensor nothing else reads: a
+      // scatter of one row into the tensor's own buffer, not a copy of it.
+      {.name = "write_row", .expr = "s[rows/2] = c (in place), then s[rows/2]", .shape = rc, .n = C,
+       .min_bytes = f * 2.0 * C, .out_n = C,
+       .build = [=]() mutable {
+         state[R / 2] = c;
+         return state[R / 2];
+       },
+       .hand = [=](float* e) { std::memcpy(e, pc, static_cast<size_t>(C) * sizeof(float)); },
+       .eigen = nullptr,
+       .torch = TORCH_IMPL([=] {
+         tstate[R / 2] = tc;
+         return tstate[R / 2];
+       })},
       {.name = "matmul", .expr = "a.matmul(b), square", .shape = shape_str({M, M}), .n = M * M,
        .min_bytes = f * 3.0 * M * M, .out_n = M * M, .build = [=] { return ma.matmul(mb); },
        IMPLS(matmul, pma, pmb, M),
