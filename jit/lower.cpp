@@ -166,20 +166,28 @@ ValueId Lowerer::linspace(const Node* n, const Idx& idx) {
 std::vector<Stmt>* Lowerer::open_loops(const Node* n, const std::vector<int64_t>& dims, Idx& idx,
                               std::vector<Stmt>& top, bool parallel_first) {
   std::vector<Stmt>* cur = &top;
-  bool first = parallel_first;
+  bool parallel = parallel_first;
   for (int64_t d : dims) {
-    int32_t l = new_loop();
-    Stmt loop{StmtKind::Loop};
-    loop.loop = l;
-    loop.extent = size_of(n, d);
-    loop.parallel = first;
-    if (first) parallel_extent_ = n->shape[d];
-    first = false;
-    idx[d] = loop_var(l);
-    cur->push_back(std::move(loop));
-    cur = &cur->back().body;
+    idx[d] = open_loop(cur, size_of(n, d), n->shape[d], parallel);
+    parallel = false;
   }
   return cur;
+}
+
+// Appends a loop of `extent` to *cur and makes its body the new *cur; the
+// loop's variable. A parallel loop records its extent (static_extent) for
+// the choice of thread count.
+ValueId Lowerer::open_loop(std::vector<Stmt>*& cur, ValueId extent, int64_t static_extent,
+                           bool parallel) {
+  Stmt loop{StmtKind::Loop};
+  loop.loop = new_loop();
+  loop.extent = extent;
+  loop.parallel = parallel;
+  if (parallel) parallel_extent_ = static_extent;
+  ValueId var = loop_var(loop.loop);
+  cur->push_back(std::move(loop));
+  cur = &cur->back().body;
+  return var;
 }
 
 // Transposed reads (`x.t() + y`): the output is written along its last dim,
@@ -221,15 +229,8 @@ std::vector<Stmt>* Lowerer::open_tiles(const Node* n, int64_t td, Idx& idx, std:
   std::vector<Stmt>* cur = &top;
   bool first = true;
   auto open = [&](ValueId extent, int64_t static_extent) {
-    Stmt loop{StmtKind::Loop};
-    loop.loop = new_loop();
-    loop.extent = extent;
-    loop.parallel = first;
-    if (first) parallel_extent_ = static_extent;
+    ValueId var = open_loop(cur, extent, static_extent, first);
     first = false;
-    ValueId var = loop_var(loop.loop);
-    cur->push_back(std::move(loop));
-    cur = &cur->back().body;
     return var;
   };
   for (int64_t d = 0; d < last; ++d)

@@ -244,6 +244,7 @@ class Lowerer {
   // ---- lower.cpp: kernel structures ----
   std::vector<Stmt>* open_loops(const Node* n, const std::vector<int64_t>& dims, Idx& idx,
                                 std::vector<Stmt>& top, bool parallel_first);
+  ValueId open_loop(std::vector<Stmt>*& cur, ValueId extent, int64_t static_extent, bool parallel);
   std::vector<Stmt>* single(std::vector<Stmt>& top);
   int64_t transposed_dim(const Node* n, int64_t rank, int& budget);
   std::vector<Stmt>* open_tiles(const Node* n, int64_t td, Idx& idx, std::vector<Stmt>& top);

@@ -101,34 +101,34 @@ const Node* computed_operand(const Node* n) {
   }
 }
 
-// Whether n's inline region (the nodes below it without values) draws
-// random numbers; looks at a bounded number of nodes.
-bool draws_random(const Node* n) {
-  std::vector<const Node*> stack{n};
-  for (int visited = 0; !stack.empty() && visited < 64; ++visited) {
-    const Node* m = stack.back();
-    stack.pop_back();
-    if (m->cls() == OpClass::Random) return true;
-    for (const auto& in : m->inputs)
-      if (!has_value(*in)) stack.push_back(in.get());
-  }
-  return false;
-}
-
-// Whether computing n inline reads `target` (stopping at nodes with values
-// other than target); a long walk (over 256 nodes) answers yes.
-bool reads_inline(const Node* n, const Node* target) {
+// Whether `hit` holds for a node of n's inline region: n and the nodes below
+// it without values, each visited once, plus the valued nodes at its edge.
+// A region of more than `limit` nodes answers `too_large`.
+template <class Hit>
+bool inline_region_has(const Node* n, size_t limit, bool too_large, Hit hit) {
   std::vector<const Node*> stack{n}, seen;
   while (!stack.empty()) {
     const Node* m = stack.back();
     stack.pop_back();
-    if (m == target) return true;
+    if (hit(m)) return true;
     if (has_value(*m) || std::find(seen.begin(), seen.end(), m) != seen.end()) continue;
-    if (seen.size() >= 256) return true;
+    if (seen.size() >= limit) return too_large;
     seen.push_back(m);
     for (const auto& in : m->inputs) stack.push_back(in.get());
   }
   return false;
+}
+
+// Whether computing n inline draws random numbers (a small region only).
+bool draws_random(const Node* n) {
+  return inline_region_has(n, 64, false, [](const Node* m) {
+    return m->cls() == OpClass::Random && !has_value(*m);
+  });
+}
+
+// Whether computing n inline reads `target`; a long walk answers yes.
+bool reads_inline(const Node* n, const Node* target) {
+  return inline_region_has(n, 256, true, [target](const Node* m) { return m == target; });
 }
 
 // Why each stored node is stored: the first reason found wins.
