@@ -193,15 +193,9 @@ std::vector<BufferPtr> evaluate(const std::vector<NodePtr>& roots, bool interpre
           ptrs.push_back(static_cast<char*>(b->data()));
           bytes_in += static_cast<int64_t>(b->nbytes());
         }
-        int64_t bytes_out = 0;
-        for (const BufferPtr& b : outs) {
-          ptrs.push_back(static_cast<char*>(b->data()));
-          bytes_out += static_cast<int64_t>(b->nbytes());
-        }
-        // An Assign's scatter stores its source's elements, not the whole tensor.
-        const Node& first = *st.outputs[0];
-        if (first.op == Op::Assign && !st.base_copy)
-          bytes_out = first.inputs[1]->numel() * static_cast<int64_t>(element_size(first.dtype));
+        for (const BufferPtr& b : outs) ptrs.push_back(static_cast<char*>(b->data()));
+        // a Cat part or Assign scatter stores its source's elements, not the whole tensor
+        const int64_t bytes_out = step_bytes_written(s, step);
         const int64_t* params = st.params.data();
         char* const* bufs = ptrs.data();
         const int64_t work = st.work > 0 ? st.work : st.outputs[0]->numel();

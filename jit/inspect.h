@@ -41,6 +41,13 @@ struct GraphView {
 };
 GraphView view_graph(std::vector<NodePtr> roots);
 
+// A Cat runs as one step per input and an Assign as a copy then a scatter,
+// each node's steps next to each other: which of its node's steps step is.
+size_t step_part(const Schedule& s, size_t step);
+// The bytes a step stores: a Cat part or an Assign's scatter its source's
+// elements (into the node's buffer), any other step its outputs'.
+int64_t step_bytes_written(const Schedule& s, size_t step);
+
 // One step of the schedule as the plan reports it.
 struct PlanEntry {
   std::string label;                // "k0", "k1", ...: names the dump files too

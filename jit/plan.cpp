@@ -98,11 +98,28 @@ std::vector<const Node*> walk_step(const Step& st, const std::vector<const Node*
 
 }  // namespace
 
+size_t step_part(const Schedule& s, size_t step) {
+  const Node* node = s.steps[step].outputs[0];
+  size_t part = 0;
+  while (part < step && s.steps[step - part - 1].outputs[0] == node) ++part;
+  return part;
+}
+
+int64_t step_bytes_written(const Schedule& s, size_t step) {
+  const Step& st = s.steps[step];
+  const Node& first = *st.outputs[0];
+  // stored in the node's dtype, whatever the source's
+  auto bytes = [](const Node& n, DType dt) { return sat_mul(n.numel(), static_cast<int64_t>(element_size(dt))); };
+  if (first.op == Op::Cat) return bytes(*first.inputs[step_part(s, step)], first.dtype);
+  if (first.op == Op::Assign && !st.base_copy) return bytes(*first.inputs[1], first.dtype);
+  int64_t n = 0;
+  for (const Node* o : st.outputs) n = sat_add(n, bytes(*o, o->dtype));
+  return n;
+}
+
 Plan describe_plan(const GraphView& g, Schedule s) {
   Plan p;
   p.schedule = std::move(s);
-  // Cat and Assign are lowered as several steps over one node: which part is which.
-  std::unordered_map<const Node*, size_t> parts;
   for (size_t i = 0; i < p.schedule.steps.size(); ++i) {
     const Step& st = p.schedule.steps[i];
     PlanEntry e;
@@ -110,23 +127,18 @@ Plan describe_plan(const GraphView& g, Schedule s) {
     e.name = st.kind == StepKind::Matmul ? "matmul" : st.code->ir.name;
     const Node* first = st.outputs[0];
     std::vector<const Node*> starts;
-    int64_t written = 0;
     if (first->op == Op::Cat || first->op == Op::Assign) {
-      const size_t part = parts[first]++;
-      const Node* src = first->inputs[std::min(part, first->inputs.size() - 1)].get();
-      starts = {src};
-      written = nbytes(*src);
-      if (first->op == Op::Assign && part == 0) written = nbytes(*first);
+      // one step of several over the node: its part's source
+      const size_t part = step_part(p.schedule, i);
+      starts = {first->inputs[std::min(part, first->inputs.size() - 1)].get()};
     } else {
-      for (const Node* o : st.outputs) {
+      for (const Node* o : st.outputs)
         for (const auto& in : o->inputs) starts.push_back(in.get());
-        written = sat_add(written, nbytes(*o));
-      }
     }
     e.fused = walk_step(st, starts);
     std::sort(e.fused.begin(), e.fused.end(), [&](const Node* a, const Node* b) { return g.id(a) < g.id(b); });
     for (const Node* in : st.inputs) e.bytes_read = sat_add(e.bytes_read, nbytes(*in));
-    e.bytes_written = written;
+    e.bytes_written = step_bytes_written(p.schedule, i);
     for (const Node* n : e.fused) {
       // A Cat or Assign node itself moves data and computes nothing.
       e.ops = sat_add(e.ops, node_ops(*n));

@@ -407,3 +407,41 @@ TEST_CASE("jit fusion: a strided slice of a computed value maps dim by dim, with
   // A view that merges dims still goes through the flat position.
   check_values((a * b).t().reshape({120}) + 1);
 }
+
+TEST_CASE("jit: stats count the bytes each kernel reads and stores") {
+  if (!codegen::cpu_backend().available()) {
+    MESSAGE("skipped: kiln was built without the LLVM backend");
+    return;
+  }
+  auto f32 = [](const Shape& s) {
+    Tensor t = data(s).to(kFloat32);
+    t.eval();
+    return t;
+  };
+  Tensor a = f32({2, 16}), b = f32({3, 16}), c = f32({1, 16});
+  reset_stats();
+  Tensor s = a + a;  // one kernel: reads a (128 B), writes 128 B
+  s.eval();
+  CHECK(stats().bytes_read == 128);
+  CHECK(stats().bytes_written == 128);
+  // A cat runs one kernel per part, each storing its part of the output:
+  // 6 rows of 64 B in all, not the whole output once per part.
+  reset_stats();
+  Tensor y = cat({a, b, c}, 0);
+  y.eval();
+  CHECK(stats().kernels_launched == 3);
+  CHECK(stats().bytes_read == 6 * 64);
+  CHECK(stats().bytes_written == 6 * 64);
+  CHECK(y.to_vector<float>()[2 * 16] == b.to_vector<float>()[0]);
+  // A write into a tensor whose old value is still held (by `keep`) copies
+  // the tensor (384 B), then scatters the row (64 B).
+  Tensor keep = y * 1;
+  reset_stats();
+  y[1] = 7;
+  y.eval();
+  CHECK(stats().writes_in_place == 0);
+  CHECK(stats().kernels_launched == 2);
+  CHECK(stats().bytes_written == 6 * 64 + 64);
+  CHECK(y.to_vector<float>()[16] == 7.0f);
+  CHECK(keep.to_vector<float>()[16] == a.to_vector<float>()[16]);
+}
