@@ -37,7 +37,7 @@ namespace kiln::jit {
 // float arithmetic; 4: widening sums interleaved twice; 5: O2, no epilogue
 // vectorization; 6: small code model, PIC; 7: kiln's own pass pipeline), so objects
 // compiled by an older kiln are rebuilt, never loaded.
-inline constexpr uint32_t kDiskCacheVersion = 7;
+inline constexpr uint32_t kDiskCacheVersion = 8;
 inline constexpr size_t kDiskCacheHeaderSize = 32;
 
 // The compiled function for k: from memory, from disk, or compiled now

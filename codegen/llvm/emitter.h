@@ -110,5 +110,9 @@ llvm::Value* emit_philox(Emitter& e, const jit::Value& v, llvm::Value* index, ll
 // ---- lower_kernel.cpp ----
 // Defines `symbol` with the KernelFn signature in e.mod, computing k.
 llvm::Function* lower_kernel(Emitter& e, const jit::Kernel& k, const std::string& symbol);
+// Whether code generation hoists loop invariants out of k's loops (early
+// machine LICM; see pipeline.cpp): not for a kernel of several inner loops
+// (a row kernel: softmax) that evaluates inline math polynomials.
+bool hoist_machine_invariants(const jit::Kernel& k);
 
 }  // namespace kiln::codegen::llvmcg

@@ -3,13 +3,13 @@
 // where present). compile() lowers a kernel to a fresh module
 // (lower_kernel.cpp), verifies it, runs kiln's kernel pass pipeline
 // (pipeline.cpp: inline, clean up, hoist, vectorize), optionally prints
-// the optimized IR and the assembly (on a clone, so the JIT's copy is
-// untouched), hands the module to the JIT and looks the symbol up. Library
+// the optimized IR and the assembly (of a clone), emits the module as a
+// relocatable object (pipeline.cpp's emit_code), links it into the JIT and
+// looks the symbol up. Library
 // calls the code needs (libm for float64 math, memset / memcpy) resolve
 // against the running process. compile_object / load_object serve the disk
-// kernel cache (jit/kernel_cache.cpp): the optimized module is emitted as a
-// relocatable object with the host TargetMachine and that object is what the
-// JIT links, each into a JITDylib of its own (so one symbol, named by the
+// kernel cache (jit/kernel_cache.cpp) with that same object: the JIT links
+// each object into a JITDylib of its own (so one symbol, named by the
 // cache key's digest, can be loaded again after the in-memory cache is
 // dropped). Everything runs under one mutex. LLVM errors
 // become kiln::Error; LLVM's fatal-error handler is replaced while compiling
@@ -29,8 +29,6 @@
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
-#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
-#include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Support/CommandLine.h>
@@ -130,21 +128,17 @@ class LLVMBackend final : public Backend {
     std::lock_guard<std::mutex> lock(mu_);
     llvm::ScopedFatalErrorHandler fatal(throw_fatal, nullptr);
     const std::string symbol = symbol_for(k.name, serial_++);
-    auto ctx = std::make_unique<llvm::LLVMContext>();
-    std::unique_ptr<llvm::Module> mod = build_module(k, symbol, *ctx);
+    llvm::LLVMContext ctx;
+    std::unique_ptr<llvm::Module> mod = build_module(k, symbol, ctx);
     CompiledKernel out;
     if (want_ir) {
       llvm::raw_string_ostream os(out.llvm_ir);
       mod->print(os, nullptr);
     }
-    if (want_asm) out.assembly = assembly(*mod);
-    llvm::orc::ThreadSafeModule tsm(std::move(mod), llvm::orc::ThreadSafeContext(std::move(ctx)));
-    if (llvm::Error err = jit_->addIRModule(std::move(tsm)))
-      KILN_INTERNAL_ASSERT(false, "JIT rejected kernel ", k.name, ": ", take_error(std::move(err)));
-    auto addr = jit_->lookup(symbol);
-    KILN_INTERNAL_ASSERT(static_cast<bool>(addr), "JIT could not compile kernel ", k.name, ": ",
-                         addr ? std::string() : take_error(addr.takeError()));
-    out.fn = addr->toPtr<jit::KernelFn>();
+    if (want_asm) out.assembly = machine_code(k, *llvm::CloneModule(*mod), true);
+    std::string err;
+    out.fn = load_locked(machine_code(k, *mod, false), symbol, &err);
+    KILN_INTERNAL_ASSERT(out.fn != nullptr, "JIT could not load kernel ", k.name, ": ", err);
     return out;
   }
 
@@ -161,7 +155,7 @@ class LLVMBackend final : public Backend {
     llvm::ScopedFatalErrorHandler fatal(throw_fatal, nullptr);
     llvm::LLVMContext ctx;
     std::unique_ptr<llvm::Module> mod = build_module(k, symbol_for(k.name, 0), ctx);
-    if (kind == 1) return assembly(*mod);
+    if (kind == 1) return machine_code(k, *mod, true);
     std::string ir;
     llvm::raw_string_ostream os(ir);
     mod->print(os, nullptr);
@@ -173,17 +167,10 @@ class LLVMBackend final : public Backend {
     KILN_CHECK(jit_, "jit", "the LLVM backend failed to initialize: ", init_error_);
     std::lock_guard<std::mutex> lock(mu_);
     llvm::ScopedFatalErrorHandler fatal(throw_fatal, nullptr);
-    object->clear();
     {
       llvm::LLVMContext ctx;
       std::unique_ptr<llvm::Module> mod = build_module(k, symbol, ctx);
-      llvm::SmallVector<char, 0> buf;
-      llvm::raw_svector_ostream os(buf);
-      llvm::legacy::PassManager pm;
-      KILN_INTERNAL_ASSERT(!tm_->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile),
-                           "the host target cannot emit object files");
-      pm.run(*mod);
-      object->assign(buf.data(), buf.size());
+      *object = machine_code(k, *mod, false);
     }
     std::string err;
     jit::KernelFn fn = load_locked(*object, symbol, &err);
@@ -263,14 +250,12 @@ class LLVMBackend final : public Backend {
     return addr->toPtr<jit::KernelFn>();
   }
 
-  std::string assembly(const llvm::Module& m) {
-    std::unique_ptr<llvm::Module> clone = llvm::CloneModule(m);
+  // k's optimized module m as a relocatable object or assembly text (m is
+  // consumed: code generation rewrites it). Called under mu_.
+  std::string machine_code(const jit::Kernel& k, llvm::Module& m, bool assembly) {
     llvm::SmallString<0> buf;
     llvm::raw_svector_ostream os(buf);
-    llvm::legacy::PassManager pm;
-    KILN_INTERNAL_ASSERT(!tm_->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile),
-                         "the host target cannot emit assembly");
-    pm.run(*clone);
+    llvmcg::emit_code(m, *tm_, os, assembly, llvmcg::hoist_machine_invariants(k));
     return std::string(buf.str());
   }
 

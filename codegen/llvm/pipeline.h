@@ -4,6 +4,7 @@
 namespace llvm {
 class Module;
 class TargetMachine;
+class raw_pwrite_stream;
 }  // namespace llvm
 
 namespace kiln::codegen::llvmcg {
@@ -11,5 +12,11 @@ namespace kiln::codegen::llvmcg {
 // Runs the kernel pipeline on m, for tm's target (cost model of the
 // vectorizer). m holds one exported kernel and its always-inline body.
 void optimize_kernel(llvm::Module& m, llvm::TargetMachine* tm);
+
+// Generates m's machine code with tm into os: a relocatable object, or
+// assembly text. `hoist_invariants` false leaves out early machine LICM
+// (see pipeline.cpp: kernels that evaluate math polynomials).
+void emit_code(llvm::Module& m, llvm::TargetMachine& tm, llvm::raw_pwrite_stream& os, bool assembly,
+               bool hoist_invariants);
 
 }  // namespace kiln::codegen::llvmcg
