@@ -35,7 +35,8 @@ namespace kiln::jit {
 // Bumped when the file format or the code the backend generates for a given
 // kernel IR changes (2: vectorized float max/min reductions; 3: float32 exp in
 // float arithmetic; 4: widening sums interleaved twice; 5: O2, no epilogue
-// vectorization; 6: small code model, PIC; 7: kiln's own pass pipeline), so objects
+// vectorization; 6: small code model, PIC; 7: kiln's own pass pipeline; 8: no
+// early machine LICM in row kernels with math, libm loops 4 wide), so objects
 // compiled by an older kiln are rebuilt, never loaded.
 inline constexpr uint32_t kDiskCacheVersion = 8;
 inline constexpr size_t kDiskCacheHeaderSize = 32;
