@@ -36,9 +36,10 @@ namespace kiln::jit {
 // kernel IR changes (2: vectorized float max/min reductions; 3: float32 exp in
 // float arithmetic; 4: widening sums interleaved twice; 5: O2, no epilogue
 // vectorization; 6: small code model, PIC; 7: kiln's own pass pipeline; 8: no
-// early machine LICM in row kernels with math, libm loops 4 wide), so objects
+// early machine LICM in row kernels with math, libm loops 4 wide; 9: normal
+// random numbers with kiln's own ln and cos), so objects
 // compiled by an older kiln are rebuilt, never loaded.
-inline constexpr uint32_t kDiskCacheVersion = 8;
+inline constexpr uint32_t kDiskCacheVersion = 9;
 inline constexpr size_t kDiskCacheHeaderSize = 32;
 
 // The compiled function for k: from memory, from disk, or compiled now

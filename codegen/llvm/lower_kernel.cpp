@@ -49,10 +49,9 @@ bool is_vector_math(const jit::Value& v) {
   }
 }
 
-// Whether v is computed by a call into libm (elementwise.cpp, philox.cpp).
+// Whether v is computed by a call into libm (elementwise.cpp: float64 math).
 bool calls_libm(const jit::Value& v) {
-  if (v.op == VOp::Philox) return v.random_op == Op::RandNormal;
-  return is_vector_math(v) && v.dtype == DType::Float64;
+  return v.op != VOp::Philox && is_vector_math(v) && v.dtype == DType::Float64;
 }
 
 // A set of small ids (buffer slots or accumulators) as bits.
@@ -482,12 +481,11 @@ class Lowering {
     // iteration, else the vector loop is longer than the whole loop and
     // never runs.
     const int interleave = widening_reduction(s) ? 2 : short_loop(s) ? 1 : 0;
-    // A loop calling libm (float64 math, normal random numbers) runs the
-    // calls one lane at a time, each spilling the vector registers live
-    // across it: 4 lanes ran as fast as the 8 LLVM picks (randn, 64 x 4096:
-    // 6.9 ms either way; 9.1 ms unvectorized, the Philox rounds then scalar)
-    // and cost a third less compile time (callgrind, with machine LICM off
-    // in both: 182 M -> 126 M instructions; 133 M with it on).
+    // A loop calling libm (float64 math) runs the calls one lane at a time,
+    // each spilling the vector registers live across it: 4 lanes ran as fast
+    // as the 8 LLVM picks and cost a third less compile time (measured on
+    // randn when it still called libm's log and cos: 64 x 4096, 6.9 ms
+    // either way; callgrind 182 M -> 126 M instructions).
     const int width = body_calls_libm(s) ? 4 : 0;
     if (interleave || width) {
       llvm::LLVMContext& c = e_.ctx;

@@ -3,8 +3,8 @@
 // core/reference/sources.cpp does so results agree bit for bit:
 //   RandUniform  float32 / float16 / bfloat16: low + (high - low) * u24 in float;
 //                float64: low + (high - low) * u53 in double
-//   RandNormal   mean + std * sqrt(-2 log u1) cos(2 pi u2) in double, with
-//                libm's log and cos (the functions the reference calls)
+//   RandNormal   mean + std * sqrt(-2 ln u1) cos(2 pi u2) in double, with
+//                core/philox.h's own ln and cos, step for step (fma for fma)
 //   RandInt      low + (x1:x0 mod (high - low)) in wrapping uint64
 // and finally cast_value to the Value's dtype. The rounds are plain 32x32->64
 // multiplies and xors, so loops of random values vectorize.
@@ -48,6 +48,52 @@ Block philox_block(Emitter& e, llvm::Value* seed, llvm::Value* offset, llvm::Val
   return ctr;
 }
 
+// philox_detail::horner: c[0] + x (c[1] + x (... c[n-1])) with fmas.
+template <int N>
+llvm::Value* horner(Emitter& e, const double (&c)[N], llvm::Value* x) {
+  llvm::Value* r = e.cd(c[N - 1]);
+  for (int i = N - 2; i >= 0; --i) r = e.intrinsic(llvm::Intrinsic::fma, {r, x, e.cd(c[i])});
+  return r;
+}
+
+// philox_log (core/philox.h) for a positive normal double.
+llvm::Value* emit_philox_log(Emitter& e, llvm::Value* u) {
+  using namespace philox_detail;
+  auto& b = e.b;
+  llvm::Value* bits = b.CreateBitCast(u, e.i64());
+  llvm::Value* ex = b.CreateSIToFP(
+      b.CreateSub(b.CreateTrunc(b.CreateLShr(bits, 52), e.i32()), e.c32(1023)), e.f64());
+  llvm::Value* m = b.CreateBitCast(
+      b.CreateOr(b.CreateAnd(bits, e.c64(0x000fffffffffffffll)), e.c64(0x3ff0000000000000ll)),
+      e.f64());
+  llvm::Value* big = b.CreateFCmpOGE(m, e.cd(kSqrt2));
+  m = b.CreateSelect(big, b.CreateFMul(m, e.cd(0.5)), m);
+  ex = b.CreateSelect(big, b.CreateFAdd(ex, e.cd(1.0)), ex);
+  llvm::Value* f = b.CreateFSub(m, e.cd(1.0));
+  llvm::Value* s = b.CreateFDiv(f, b.CreateFAdd(e.cd(2.0), f));
+  llvm::Value* two_s = b.CreateFAdd(s, s);
+  llvm::Value* z = b.CreateFMul(s, s);
+  llvm::Value* ln1pf =
+      e.intrinsic(llvm::Intrinsic::fma, {b.CreateFMul(two_s, z), horner(e, kAtanhCoef, z), two_s});
+  return e.intrinsic(llvm::Intrinsic::fma,
+                     {ex, e.cd(kLn2Hi), e.intrinsic(llvm::Intrinsic::fma, {ex, e.cd(kLn2Lo), ln1pf})});
+}
+
+// philox_cos_2pi (core/philox.h) of a 32-bit x.
+llvm::Value* emit_philox_cos_2pi(Emitter& e, llvm::Value* x) {
+  using namespace philox_detail;
+  auto& b = e.b;
+  llvm::Value* q = b.CreateLShr(b.CreateAdd(x, e.c32(0x20000000)), 30);
+  llvm::Value* t = b.CreateFMul(b.CreateSIToFP(b.CreateSub(x, b.CreateShl(q, 30)), e.f64()),
+                                e.cd(0x1p-32));
+  llvm::Value* t2 = b.CreateFMul(t, t);
+  llvm::Value* odd = b.CreateICmpNE(b.CreateAnd(q, e.c32(1)), e.c32(0));
+  llvm::Value* v = b.CreateSelect(odd, b.CreateFMul(t, horner(e, kSin2PiCoef, t2)),
+                                  horner(e, kCos2PiCoef, t2));
+  llvm::Value* neg = b.CreateICmpNE(b.CreateAnd(b.CreateAdd(q, e.c32(1)), e.c32(2)), e.c32(0));
+  return b.CreateSelect(neg, b.CreateFNeg(v), v);
+}
+
 }  // namespace
 
 llvm::Value* emit_philox(Emitter& e, const jit::Value& v, llvm::Value* index, llvm::Value* seed,
@@ -73,10 +119,9 @@ llvm::Value* emit_philox(Emitter& e, const jit::Value& v, llvm::Value* index, ll
     case Op::RandNormal: {
       llvm::Value* u1 = b.CreateFMul(b.CreateFAdd(b.CreateSIToFP(x0, e.f64()), e.cd(1.0)),
                                      e.cd(0x1p-32));
-      llvm::Value* u2 = b.CreateFMul(b.CreateSIToFP(x1, e.f64()), e.cd(0x1p-32));
       llvm::Value* rad = e.intrinsic(llvm::Intrinsic::sqrt,
-                                     {b.CreateFMul(e.cd(-2.0), e.libcall("log", {u1}))});
-      llvm::Value* ang = e.libcall("cos", {b.CreateFMul(e.cd(6.283185307179586476925286766559), u2)});
+                                     {b.CreateFMul(e.cd(-2.0), emit_philox_log(e, u1))});
+      llvm::Value* ang = emit_philox_cos_2pi(e, blk.x[1]);
       llvm::Value* z = b.CreateFMul(rad, ang);
       llvm::Value* r = b.CreateFAdd(e.cd(v.f), b.CreateFMul(e.cd(v.f1), z));
       return cast_value(e, r, DType::Float64, v.dtype);
