@@ -3,6 +3,10 @@
 // and the little JSON they write. Header-only; not part of kiln.
 #pragma once
 
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -13,6 +17,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+extern char** environ;
 
 #ifdef KILN_BENCH_HAVE_TORCH
 #include <ATen/Parallel.h>
@@ -113,6 +119,42 @@ inline std::string setup_torch(int threads) {
   (void)threads;
   return "";
 #endif
+}
+
+// Runs this program again (posix_spawn of /proc/self/exe) with `args` after
+// the program name and `env` as its environment (the parent's when null);
+// *out gets its standard output. False when it could not run or did not
+// exit with status 0 (*out still has what it printed).
+inline bool run_self(const std::vector<std::string>& args, const std::vector<std::string>* env,
+                     std::string* out) {
+  std::vector<char> exe(4096);
+  const ssize_t len = readlink("/proc/self/exe", exe.data(), exe.size() - 1);
+  if (len <= 0) return false;
+  exe[static_cast<size_t>(len)] = '\0';
+  std::vector<std::string> a = {exe.data()};
+  a.insert(a.end(), args.begin(), args.end());
+  std::vector<char*> argv, envp;
+  for (auto& x : a) argv.push_back(x.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> e = env ? *env : std::vector<std::string>{};
+  for (auto& x : e) envp.push_back(x.data());
+  envp.push_back(nullptr);
+  int fds[2];
+  if (pipe(fds) != 0) return false;
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addclose(&fa, fds[0]);
+  pid_t pid = 0;
+  const int rc =
+      posix_spawn(&pid, exe.data(), &fa, nullptr, argv.data(), env ? envp.data() : environ);
+  posix_spawn_file_actions_destroy(&fa);
+  close(fds[1]);
+  char buf[4096];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) out->append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  return rc == 0 && waitpid(pid, &status, 0) >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 // The value after "key:" on the first line of a /proc file starting with key.

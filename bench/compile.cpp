@@ -18,9 +18,6 @@
 // compiled does not depend on them.
 #include <kiln/jit.h>
 #include <kiln/kiln.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -32,8 +29,6 @@
 #include <vector>
 
 #include "bench_common.h"
-
-extern char** environ;
 
 using namespace kiln_bench;
 
@@ -108,40 +103,14 @@ int child(const std::string& name) {
 
 // Runs the child for `name` on a fresh cache directory; false on failure.
 bool run_child(const std::string& name, long long* kernels, double* seconds) {
-  std::vector<char> exe(4096);
-  const ssize_t len = readlink("/proc/self/exe", exe.data(), exe.size() - 1);
-  if (len <= 0) return false;
-  exe[static_cast<size_t>(len)] = '\0';
   char tmpl[] = "/tmp/kiln-compile-bench-XXXXXX";
   if (!mkdtemp(tmpl)) return false;
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e)
     if (std::strncmp(*e, "KILN_CACHE_DIR=", 15) != 0) env.emplace_back(*e);
   env.push_back(std::string("KILN_CACHE_DIR=") + tmpl);
-  std::vector<char*> envp;
-  for (auto& e : env) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> args = {exe.data(), "--child", name};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  int fds[2];
-  if (pipe(fds) != 0) return false;
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
-  posix_spawn_file_actions_addclose(&fa, fds[0]);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, exe.data(), &fa, nullptr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&fa);
-  close(fds[1]);
   std::string text;
-  char buf[1024];
-  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
-  close(fds[0]);
-  int status = 0;
-  const bool ok = rc == 0 && waitpid(pid, &status, 0) >= 0 && WIFEXITED(status) &&
-                  WEXITSTATUS(status) == 0;
+  const bool ok = run_self({"--child", name}, &env, &text);
   std::error_code ec;
   std::filesystem::remove_all(tmpl, ec);
   std::istringstream is(text);

@@ -448,42 +448,14 @@ int latency_child(const Options& opt) {
 // Runs this program again as a --latency-child on cache_dir (a fresh
 // process: what a second run of a user's program pays) and parses its lines.
 void run_latency_child(const Options& opt, Latency& lat) {
-  std::vector<char> exe(4096);
-  const ssize_t len = readlink("/proc/self/exe", exe.data(), exe.size() - 1);
-  if (len <= 0) {
-    lat.load_error = "cannot read /proc/self/exe";
-    return;
-  }
-  exe[static_cast<size_t>(len)] = '\0';
   std::string sizes;
   for (int si : opt.sizes) sizes += std::string(sizes.empty() ? "" : ",") + kSizes[si].label;
   const std::string dir = lat.cache_dir.empty() ? "-" : lat.cache_dir;  // "-": kiln's usual cache
-  std::vector<std::string> args = {exe.data(), "--latency-child", dir, "--sizes", sizes,
+  std::vector<std::string> args = {"--latency-child", dir, "--sizes", sizes,
                                    "--threads", std::to_string(kiln_threads()), "--samples", "3"};
   if (!opt.only.empty()) args.insert(args.end(), {"--only", opt.only});
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  int fds[2];
-  if (pipe(fds) != 0) {
-    lat.load_error = "pipe failed";
-    return;
-  }
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
-  posix_spawn_file_actions_addclose(&fa, fds[0]);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, exe.data(), &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  close(fds[1]);
   std::string text;
-  char buf[4096];
-  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
-  close(fds[0]);
-  int status = 0;
-  if (rc != 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    lat.load_error = "the --latency-child process failed";
+  if (!run_self(args, nullptr, &text)) lat.load_error = "the --latency-child process failed";
   std::istringstream is(text);
   for (std::string tag; is >> tag;) {
     LoadRow l;
