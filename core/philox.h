@@ -79,9 +79,9 @@ KILN_PHILOX_HD constexpr double philox_uniform_double(const PhiloxBlock& b) {
 //   z  = sqrt(-2 ln u1) * cos(2 pi u2)
 // ln and cos are kiln's own (below), not libm's: built from +, -, *, /, fma,
 // sqrt and integer bit operations only, all correctly rounded in IEEE double
-// on every backend, so the reference, JIT-compiled CPU code (which evaluates
-// the same steps 8 lanes at a time, with no libm call in the loop) and CUDA
-// (compiled without FMA contraction) draw the same bits. ln is within 1.5 ulp,
+// on every backend, so the reference and JIT-compiled CPU code (which
+// evaluates the same steps in vector lanes, with no libm call in the loop)
+// draw the same bits, as will CUDA code compiled without FMA contraction. ln is within 1.5 ulp,
 // cos within 1.5 * 2^-53 (tests/test_reference.cpp measures both).
 namespace philox_detail {
 // ln 2 split so that k * kLn2Hi is exact for |k| < 2^9: 44 significant bits.
