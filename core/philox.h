@@ -81,8 +81,10 @@ KILN_PHILOX_HD constexpr double philox_uniform_double(const PhiloxBlock& b) {
 // sqrt and integer bit operations only, all correctly rounded in IEEE double
 // on every backend, so the reference and JIT-compiled CPU code (which
 // evaluates the same steps in vector lanes, with no libm call in the loop)
-// draw the same bits, as will CUDA code compiled without FMA contraction. ln is within 1.5 ulp,
-// cos within 1.5 * 2^-53 (tests/test_reference.cpp measures both).
+// draw the same bits, as will CUDA code compiled without FMA contraction
+// (kiln's own C++ is compiled with -ffp-contract=off for the same reason).
+// ln is within 1.5 ulp, cos within 1.5 * 2^-53 (tests/test_reference.cpp
+// measures both).
 namespace philox_detail {
 // ln 2 split so that k * kLn2Hi is exact for |k| < 2^9: 44 significant bits.
 constexpr double kLn2Hi = 0x1.62e42fefa3a00p-1;
