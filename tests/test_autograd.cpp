@@ -100,7 +100,7 @@ TEST_CASE("autograd: backward builds lazy gradients that accumulate until zero_"
   check_values(x.grad(), DType::Float32, {3}, {1, 1, 1});
 }
 
-TEST_CASE("autograd: non-scalar outputs need a gradient; backward(gradient) weights it") {
+TEST_CASE("autograd: non-scalar outputs need a gradient, backward(gradient) weights it") {
   Tensor x = leaf({1, 2, 3});
   Tensor y = x * 2;
   std::string e = error_of([&] { y.backward(); });
@@ -115,7 +115,7 @@ TEST_CASE("autograd: non-scalar outputs need a gradient; backward(gradient) weig
   CHECK(contains(e, "[backward] element 0 of tensors does not require grad and does not have a grad_fn"));
 }
 
-TEST_CASE("autograd: broadcasting is undone by summing; dtypes come back to the input's") {
+TEST_CASE("autograd: broadcasting is undone by summing, dtypes come back to the input's") {
   Tensor a = leaf({1, 2, 3}, {3, 1});
   Tensor b = leaf({1, 2, 3, 4}, {}, DType::Float64);
   Tensor y = a * b;  // [3, 4] float64
@@ -125,7 +125,7 @@ TEST_CASE("autograd: broadcasting is undone by summing; dtypes come back to the 
   check_values(b.grad(), DType::Float64, {4}, {6, 6, 6, 6});
 }
 
-TEST_CASE("autograd: retain_grad fills a non-leaf's grad; others stay empty") {
+TEST_CASE("autograd: retain_grad fills a non-leaf's grad, others stay empty") {
   Tensor x = leaf({1, 2});
   Tensor y = x * 3;
   Tensor z = y * y;
@@ -221,7 +221,7 @@ TEST_CASE("autograd: a second backward needs retain_graph") {
   check_values(x.grad(), DType::Float32, {2}, {6, 10});
 }
 
-TEST_CASE("autograd: kiln::grad returns gradients; unused and non-requiring inputs raise") {
+TEST_CASE("autograd: kiln::grad returns gradients, unused and non-requiring inputs raise") {
   Tensor x = leaf({1, 2}), u = leaf({5});
   Tensor y = (x * x * x).sum();
   std::vector<Tensor> g = grad({y}, {x}, {}, true);

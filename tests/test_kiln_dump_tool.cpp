@@ -133,7 +133,7 @@ TEST_CASE("kiln-dump: prints the graph, plan, kernel IR and code of a saved grap
   }
 }
 
-TEST_CASE("kiln-dump: --help documents every option; bad command lines exit 2") {
+TEST_CASE("kiln-dump: --help documents every option, bad command lines exit 2") {
   Result r = run_tool({"--help"});
   CHECK(r.exit == 0);
   for (const char* opt : {"--graph", "--plan", "--kernel-ir", "--code=KIND", "--all", "--format=FORMAT",

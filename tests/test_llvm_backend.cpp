@@ -823,7 +823,7 @@ TEST_CASE("llvm: float32 math accuracy against libm (<= 2 ulp)") {
   report("pow", acc);
 }
 
-TEST_CASE("llvm: a float32 exp loop vectorizes; IR and asm dumps; compile time") {
+TEST_CASE("llvm: a float32 exp loop vectorizes, IR and asm dumps, compile time") {
   KILN_SKIP_WITHOUT_LLVM();
   KB kb("vexp");
   const int in = kb.buffer(kFloat32, false), out = kb.buffer(kFloat32, true);
@@ -861,7 +861,7 @@ TEST_CASE("llvm: a float32 exp loop vectorizes; IR and asm dumps; compile time")
   for (int x = 0; x < 37; ++x) CHECK(ulp32(o.as<float>()[x], std::exp(a.as<float>()[x])) <= 1);
 }
 
-TEST_CASE("llvm: malformed kernels throw kiln::Error; compiles are thread-safe") {
+TEST_CASE("llvm: malformed kernels throw kiln::Error, compiles are thread-safe") {
   KILN_SKIP_WITHOUT_LLVM();
   {
     KB kb("bad_forward_ref");

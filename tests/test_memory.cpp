@@ -96,19 +96,24 @@ TEST_CASE("memory: a training loop's memory does not grow after the first iterat
   CHECK(std::isfinite(w.sum().item<float>()));
 }
 
-TEST_CASE("memory: out of memory raises kiln::Error with the size; kiln stays usable") {
+TEST_CASE("memory: out of memory raises kiln::Error with the size, kiln stays usable") {
   const int64_t live0 = memory_stats().live_bytes;
   const int64_t n = int64_t{1} << 40;  // 4 TiB of float32: more than any machine here
   std::string msg;
+  int line_ones = 0, line_add = 0;
   try {
     Tensor x = ones({n});
+    line_ones = __LINE__ - 1;
     x.add_(1);  // a stored write: the JIT allocates its 4 TiB buffer
+    line_add = __LINE__ - 1;
     x.eval();
   } catch (const Error& e) {
     msg = e.what();
   }
+  // The failing kernel and the user's lines whose values it computes.
   CHECK(msg == "[allocate] out of memory: could not allocate 4398046511104 bytes (1099511627776 elements "
-               "of torch.float32) on cpu");
+               "of torch.float32) on cpu\n  in kernel k0 k_add_5, which computes the values of test_memory.cpp:" +
+                   std::to_string(line_add) + ", test_memory.cpp:" + std::to_string(line_ones));
   CHECK(memory_stats().live_bytes == live0);
 
   // A byte count that overflows size_t.
@@ -118,7 +123,9 @@ TEST_CASE("memory: out of memory raises kiln::Error with the size; kiln stays us
   } catch (const Error& e) {
     msg = e.what();
   }
-  CHECK(msg == "[allocate] cannot allocate 4611686018427387904 elements of torch.float64: the size overflows");
+  CHECK(msg == "[allocate] cannot allocate 4611686018427387904 elements of torch.float64: the size overflows\n"
+               "  in kernel k0 k_full_4, which computes the values of test_memory.cpp:" +
+                   std::to_string(__LINE__ - 6));
 
   // Still usable: evaluations, the pool, autograd.
   Tensor a = tensor({1.0f, 2.0f, 3.0f}, requires_grad());

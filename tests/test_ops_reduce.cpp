@@ -85,7 +85,7 @@ TEST_CASE("ops: sum / mean / prod over each dim, keepdim on and off") {
   CHECK_T(r.permute({2, 0, 1}).mean(2, true), kFloat32, {4, 2, 1}, {-1.3333333730697632, 0.3333333432674408, 0.3333333432674408, 0.1666666716337204, 0.1666666716337204, 0.0, 0.0, -0.1666666716337204});
 }
 
-TEST_CASE("ops: max / min with dim give values and first indices; amax / amin") {
+TEST_CASE("ops: max / min with dim give values and first indices, amax / amin") {
   const Tensor r = mk({-2.5, 1.0, -1.0, 2.5, 0.5, -1.5, 2.0, 0.0, -2.0, 1.5, -0.5, -2.5, 1.0, -1.0, 2.5, 0.5, -1.5, 2.0, 0.0, -2.0, 1.5, -0.5, -2.5, 1.0}, {2, 3, 4}, kFloat32);
   CHECK_T(r.max(), kFloat32, {}, {2.5});
   CHECK_T(r.min(), kFloat32, {}, {-2.5});
