@@ -106,6 +106,9 @@ llvm::Value* emit_powf(Emitter& e, llvm::Value* x, llvm::Value* y);
 // The value (in repr_type(v.dtype)) of a VOp::Philox node for element `index`.
 llvm::Value* emit_philox(Emitter& e, const jit::Value& v, llvm::Value* index, llvm::Value* seed,
                          llvm::Value* offset);
+// After optimization: starts a new basic block at each Philox round but the
+// first of a block (faster instruction selection; see philox.cpp).
+void split_philox_rounds(llvm::Function& f);
 
 // ---- lower_kernel.cpp ----
 // Defines `symbol` with the KernelFn signature in e.mod, computing k.

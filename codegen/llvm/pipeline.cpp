@@ -4,7 +4,8 @@
 // (lower_kernel.cpp), so they need few of O2's passes: inline the body (its
 // noalias parameters become alias scopes), promote accumulators, clean up,
 // hoist loop invariants (params, broadcast loads, row statistics), vectorize
-// the innermost loops, clean up again. O2's remaining passes (the CGSCC
+// the innermost loops, clean up again, give each Philox round a block of its
+// own (philox.cpp: split_philox_rounds). O2's remaining passes (the CGSCC
 // inliner walk, loop unrolling of outer loops, loop load elimination, jump
 // threading, SLP...) cost compile time and found nothing in these kernels.
 // Then code generation: the target's standard pipeline, less early machine
@@ -15,6 +16,7 @@
 #include <llvm/CodeGen/Passes.h>
 #include <llvm/CodeGen/TargetPassConfig.h>
 #include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Transforms/IPO/AlwaysInliner.h>
@@ -30,6 +32,7 @@
 #include <llvm/Transforms/Scalar/SimplifyCFG.h>
 #include <llvm/Transforms/Vectorize/LoopVectorize.h>
 
+#include "codegen/llvm/emitter.h"
 #include "codegen/llvm/pipeline.h"
 #include "kiln/error.h"
 
@@ -83,6 +86,8 @@ void optimize_kernel(llvm::Module& m, llvm::TargetMachine* tm) {
   mpm.addPass(llvm::AlwaysInlinerPass());
   mpm.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(fpm)));
   mpm.run(m, mam);
+  for (llvm::Function& f : m)
+    if (!f.isDeclaration()) split_philox_rounds(f);
 }
 
 // LLVMTargetMachine::addPassesToEmitFile, with one pass left out when asked.
@@ -107,6 +112,10 @@ void emit_code(llvm::Module& m, llvm::TargetMachine& tm, llvm::raw_pwrite_stream
   pm.add(config);
   pm.add(mmi);
   if (!hoist_invariants) config->disablePass(&llvm::EarlyMachineLICMID);
+  // Again, for a clone of an optimized module: its Philox round blocks lost
+  // the addresses that keep CodeGenPrepare from merging them.
+  for (llvm::Function& f : m)
+    if (!f.isDeclaration()) split_philox_rounds(f);
   KILN_INTERNAL_ASSERT(!config->addISelPasses(), "the host target has no instruction selector");
   config->addMachinePasses();
   config->setInitialized();
