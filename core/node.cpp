@@ -25,6 +25,11 @@ inline void mix(uint64_t& h, uint64_t v) {
   h = (h ^ v) * 0x100000001B3ull;
 }
 
+// A random node's seed and Philox offset (attrs.ints[0..1]) are data, like
+// a buffer's contents: a training loop's dropout draws new numbers each step
+// from a graph of the same structure, whose kernels take them as params.
+size_t first_structural_int(const Node& n) { return op_info(n.op).cls == OpClass::Random ? 2 : 0; }
+
 uint64_t structural_hash(const Node& n) {
   uint64_t h = 0xCBF29CE484222325ull;
   mix(h, static_cast<uint64_t>(n.op) * 2 + n.store);
@@ -32,7 +37,8 @@ uint64_t structural_hash(const Node& n) {
   mix(h, static_cast<uint64_t>(n.device.type) * 131 + static_cast<uint64_t>(n.device.index));
   mix(h, n.shape.size());
   for (int64_t s : n.shape) mix(h, static_cast<uint64_t>(s));
-  for (int64_t v : n.attrs.ints) mix(h, static_cast<uint64_t>(v));
+  for (size_t i = first_structural_int(n); i < n.attrs.ints.size(); ++i)
+    mix(h, static_cast<uint64_t>(n.attrs.ints[i]));
   for (double r : n.attrs.reals) {
     uint64_t bits;
     std::memcpy(&bits, &r, sizeof bits);
@@ -88,8 +94,11 @@ NodePtr make_buffer_node(BufferPtr buffer, Shape shape) {
 bool same_structure(const Node& a, const Node& b) {
   if (&a == &b) return true;
   if (a.hash != b.hash || a.op != b.op || a.store != b.store || a.dtype != b.dtype || a.device != b.device ||
-      a.shape != b.shape || !(a.attrs == b.attrs) || a.inputs.size() != b.inputs.size())
+      a.shape != b.shape || !(a.attrs.reals == b.attrs.reals) || a.attrs.ints.size() != b.attrs.ints.size() ||
+      a.inputs.size() != b.inputs.size())
     return false;
+  for (size_t i = first_structural_int(a); i < a.attrs.ints.size(); ++i)
+    if (a.attrs.ints[i] != b.attrs.ints[i]) return false;
   for (size_t i = 0; i < a.inputs.size(); ++i)
     if (!same_structure(*a.inputs[i], *b.inputs[i])) return false;
   return true;

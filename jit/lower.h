@@ -12,9 +12,19 @@
 
 namespace kiln::jit {
 
+// A param read from a Random node's seed (attr 0) or Philox offset (attr 1).
+// Those two are data, not structure (core/node.cpp): a schedule found in the
+// cache refreshes these params from the graph being evaluated.
+struct DrawParam {
+  int32_t slot;
+  int32_t attr;
+  const Node* node;
+};
+
 struct Lowered {
   Kernel kernel;
   std::vector<int64_t> params;
+  std::vector<DrawParam> draws;  // which of `params` come from a seed or offset
   std::vector<const Node*> inputs;  // buffer slots 0..n-1; the outputs follow
   int64_t parallel_extent = 1;
   int64_t work = 0;  // scalar iterations: rows times the reduced extent (0: unknown)

@@ -42,6 +42,7 @@ class Lowerer {
     Lowered r;
     r.kernel = std::move(k_);
     r.params = std::move(params_);
+    r.draws = std::move(draws_);
     r.inputs = std::move(inputs_);
     r.parallel_extent = parallel_extent_;
     r.work = work_;
@@ -85,6 +86,7 @@ class Lowerer {
     if (it != param_slots_.end()) return it->second;
     Value v{VOp::Param, DType::Int64};
     v.a = static_cast<int32_t>(params_.size());
+    if (tag == kSeed || tag == kOffset) draws_.push_back({v.a, tag == kSeed ? 0 : 1, n});
     params_.push_back(value);
     k_.num_params = static_cast<int32_t>(params_.size());
     ValueId id = add(v);
@@ -265,6 +267,7 @@ class Lowerer {
 
   Kernel k_;
   std::vector<int64_t> params_;
+  std::vector<DrawParam> draws_;
   std::vector<const Node*> inputs_;
   int64_t parallel_extent_ = 1;
   int64_t work_ = 0;

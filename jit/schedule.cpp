@@ -266,6 +266,7 @@ bool lower_all(const Graph& g, NodeSet& mat, CutMap& cuts, const MatmulReads& re
         s.inputs = std::move(l.inputs);
         s.code = std::make_shared<KernelCode>(std::move(l.kernel));
         s.params = std::move(l.params);
+        s.draws = std::move(l.draws);
         s.parallel_extent = l.parallel_extent;
         s.work = l.work;
         s.why = why;
@@ -350,6 +351,7 @@ void merge_roots(std::vector<Step>& steps, const NodeSet& mat, const std::vector
         merged.inputs = std::move(l.inputs);
         merged.code = std::make_shared<KernelCode>(std::move(l.kernel));
         merged.params = std::move(l.params);
+        merged.draws = std::move(l.draws);
         merged.parallel_extent = l.parallel_extent;
         merged.work = l.work;
         merged.why = {Cut::Merged, ""};
@@ -368,7 +370,9 @@ void merge_roots(std::vector<Step>& steps, const NodeSet& mat, const std::vector
 // ---- the schedule cache ----
 // A graph's signature: every leaf's and node's structural hash, each node's
 // inputs by position, and the roots by position. Equal signatures mean equal
-// schedules (params included: they derive from shapes and attributes).
+// schedules (params included: they derive from shapes and attributes), but
+// for the seeds and Philox offsets of random nodes, which are not part of
+// the structure: each evaluation reads them from its own graph (DrawParam).
 struct Signature {
   std::vector<uint64_t> words;
   uint64_t hash = 0;
@@ -396,11 +400,17 @@ Signature sign(const Graph& g, const std::vector<NodePtr>& roots, bool fusion,
   return sig;
 }
 
+struct DrawTemplate {
+  int32_t slot, attr;
+  uint64_t node;  // the Random node's number in the signature
+};
+
 struct StepTemplate {
   StepKind kind;
   std::vector<uint64_t> outputs, inputs;
   std::shared_ptr<KernelCode> code;
   std::vector<int64_t> params;
+  std::vector<DrawTemplate> draws;
   int64_t parallel_extent;
   int64_t work;
   Boundary why;
@@ -545,6 +555,11 @@ Schedule schedule(const std::vector<NodePtr>& roots, const ScheduleOptions& opti
         for (uint64_t i : t.inputs) st.inputs.push_back(by_index[i]);
         st.code = t.code;
         st.params = t.params;
+        for (const DrawTemplate& d : t.draws) {
+          const Node* r = by_index[d.node];
+          st.params[d.slot] = r->attrs.ints[d.attr];
+          st.draws.push_back({d.slot, d.attr, r});
+        }
         st.parallel_extent = t.parallel_extent;
         st.work = t.work;
         st.why = t.why;
@@ -574,7 +589,12 @@ Schedule schedule(const std::vector<NodePtr>& roots, const ScheduleOptions& opti
   CacheEntry entry;
   entry.words = std::move(sig.words);
   for (const Step& st : s.steps) {
-    StepTemplate t{st.kind, {}, {}, st.code, st.params, st.parallel_extent, st.work, st.why, st.base_copy};
+    StepTemplate t{st.kind, {}, {}, st.code, st.params, {}, st.parallel_extent, st.work, st.why, st.base_copy};
+    for (const DrawParam& d : st.draws) {
+      const uint64_t* at = index.find(d.node);
+      KILN_INTERNAL_ASSERT(at != nullptr, "a random node lowered into a kernel is not in its graph");
+      t.draws.push_back({d.slot, d.attr, *at});
+    }
     for (const Node* n : st.outputs) t.outputs.push_back(*index.find(n));
     for (const Node* n : st.inputs) t.inputs.push_back(*index.find(n));
     entry.steps.push_back(std::move(t));

@@ -51,6 +51,7 @@
 
 #include "core/node.h"
 #include "jit/kernel_ir.h"
+#include "jit/lower.h"
 
 namespace kiln::jit {
 
@@ -104,6 +105,7 @@ struct Step {
   std::vector<const Node*> inputs;       // materialized nodes read, in buffer-slot order
   std::shared_ptr<KernelCode> code;  // Kernel steps
   std::vector<int64_t> params;
+  std::vector<DrawParam> draws;  // params that are a Random node's seed or offset
   int64_t parallel_extent = 1;
   Boundary why;  // why this kernel boundary exists (explain, dumps)
   // Scalar iterations the kernel runs (its rows times the reduced extent):

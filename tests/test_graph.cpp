@@ -119,6 +119,16 @@ TEST_CASE("graph: structurally equal graphs over different data hash and compare
   CHECK(!same_structure(*read_node(a.slice(1, 0, 2)), *read_node(a.slice(1, 1, 3))));
   // a device differs
   CHECK(!same_structure(*read_node(ones({2}) + 1), *read_node(ones({2}, Device(kCUDA)) + 1)));
+  // a random node's seed and Philox offset are data (kernel params), its
+  // distribution's parameters are structure
+  const NodePtr r1 = read_node(rand({2, 3}) * 2), r2 = read_node(rand({2, 3}) * 2);
+  REQUIRE(r1->inputs[0]->op == Op::RandUniform);
+  REQUIRE(r1->inputs[0]->attrs.ints[1] != r2->inputs[0]->attrs.ints[1]);  // other offsets
+  CHECK(r1->hash == r2->hash);
+  CHECK(same_structure(*r1, *r2));
+  CHECK(!same_structure(*read_node(randn({2, 3})), *read_node(randn({2, 3}, kFloat32) * 1)));
+  CHECK(!same_structure(*read_node(randint(0, 5, {4})), *read_node(randint(0, 6, {4}))));
+  CHECK(read_node(randint(0, 5, {4}))->hash != read_node(randint(0, 6, {4}))->hash);
 }
 
 TEST_CASE("graph: the op list and its traits") {

@@ -285,6 +285,47 @@ TEST_CASE("jit: a graph seen before reuses its schedule") {
   check_values(third);
 }
 
+TEST_CASE("jit: a graph that draws random numbers reuses its schedule and draws new numbers") {
+  // Dropout and noise as a training loop runs them: the Philox offset moves
+  // on every step, but seeds and offsets are kernel params, not structure.
+  Tensor x = data({64, 48});
+  x.eval();
+  auto step = [&] { return x * (rand({64, 48}) > 0.5f).to(kFloat32) * 2.0f + randn({64, 48}) * 0.1f; };
+  manual_seed(11);
+  std::vector<std::vector<double>> got{step().to_vector<double>()};
+  const JitStats s0 = stats();
+  for (int i = 0; i < 4; ++i) got.push_back(step().to_vector<double>());
+  const JitStats s1 = stats();
+  CHECK(s1.schedules == s0.schedules);
+  CHECK(s1.schedules_reused - s0.schedules_reused == 4);
+  CHECK(s1.kernels_compiled == s0.kernels_compiled);
+  for (size_t i = 1; i < got.size(); ++i) CHECK(got[i] != got[i - 1]);
+  // the numbers of each step are the reference evaluator's, bit for bit
+  const Evaluator was = evaluator();
+  set_evaluator(Evaluator::Reference);
+  manual_seed(11);
+  for (size_t i = 0; i < got.size(); ++i) CHECK(step().to_vector<double>() == got[i]);
+  set_evaluator(was);
+  // A training step: the gradient of the dropped-out weights is each step's
+  // own mask, through a reused schedule.
+  Tensor w = data({64, 48}).to(kFloat32).requires_grad_();
+  manual_seed(5);
+  std::vector<std::vector<float>> masks;
+  int64_t reused = 0;
+  for (int i = 0; i < 3; ++i) {
+    Tensor mask = (rand({64, 48}) > 0.5f).to(kFloat32) * 2.0f;
+    Tensor loss = (w * mask).sum();
+    const int64_t before = stats().schedules_reused;
+    loss.backward();
+    CHECK(w.grad().to_vector<float>() == mask.to_vector<float>());
+    masks.push_back(mask.to_vector<float>());
+    w.mutable_grad().zero_();
+    if (i > 0) reused += stats().schedules_reused - before;
+  }
+  CHECK(masks[1] != masks[0]);
+  CHECK(reused >= 2);
+}
+
 TEST_CASE("jit fusion: a full reduction of a large tensor runs in two stages over fixed blocks") {
   // Blocks: the leading dim's rows (parallel), then the reduction of the
   // partials; a 1-D tensor is cut into 256..16 equal blocks of >= 1024
