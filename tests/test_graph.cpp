@@ -7,7 +7,6 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <set>
 #include <string>
@@ -254,8 +253,7 @@ TEST_CASE("graph: in-place writes are Assign nodes and bump the storage version"
 }
 
 TEST_CASE("graph: a 100,000-step loop that is never read stays bounded and is right") {
-  using clock = std::chrono::steady_clock;
-  const auto start = clock::now();
+  // (its speed is bench/graph_build's to measure: tests never time)
   Tensor x = zeros({4});
   uint32_t deepest = 0;
   for (int i = 0; i < 100000; ++i) {
@@ -270,9 +268,6 @@ TEST_CASE("graph: a 100,000-step loop that is never read stays bounded and is ri
   for (int i = 0; i < 100000; ++i) corner.add_(1);
   CHECK(y.impl()->storage->node->depth <= kAutoEvalDepth + 1);
   kiln_test::check_values(y, kInt64, {2, 2}, {100000, 100000, 0, 0});
-  const double seconds = std::chrono::duration<double>(clock::now() - start).count();
-  CAPTURE(seconds);
-  CHECK(seconds < 30.0);  // quick: no quadratic rebuilding (about a second here)
 }
 
 TEST_CASE("graph: eval() of several tensors sharing a subgraph") {
