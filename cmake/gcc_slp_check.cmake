@@ -12,6 +12,10 @@ endif()
 include(CheckCXXSourceRuns)
 string(TOUPPER "${CMAKE_BUILD_TYPE}" _kiln_bt)
 set(CMAKE_REQUIRED_FLAGS "${CMAKE_CXX_FLAGS} ${CMAKE_CXX_FLAGS_${_kiln_bt}} -O2")
+# The result is cached per set of flags: new flags in an old build dir check again.
+string(MD5 _kiln_flags_md5 "${CMAKE_CXX_COMPILER} ${CMAKE_REQUIRED_FLAGS}")
+string(SUBSTRING "${_kiln_flags_md5}" 0 12 _kiln_flags_md5)
+set(_kiln_slp_ok KILN_GCC_SLP_INITIALIZERS_OK_${_kiln_flags_md5})
 check_cxx_source_runs([[
 #include <vector>
 __attribute__((noinline)) std::vector<double> make() {
@@ -25,9 +29,9 @@ int main() {
   std::vector<double> want{4, 4, 0, 0};
   return got == want ? 0 : 1;
 }
-]] KILN_GCC_SLP_INITIALIZERS_OK)
+]] ${_kiln_slp_ok})
 unset(CMAKE_REQUIRED_FLAGS)
-if(NOT KILN_GCC_SLP_INITIALIZERS_OK)
+if(NOT ${_kiln_slp_ok})
   message(STATUS "kiln: this GCC miscompiles vector initializers with these flags "
                  "(${CMAKE_CXX_FLAGS}): building with -fno-tree-slp-vectorize")
   add_compile_options(-fno-tree-slp-vectorize)
