@@ -8,7 +8,11 @@
 namespace kiln {
 
 enum class EvalReason : uint8_t {
-  Requested,      // a read (item, to_vector, data_ptr, printing) or kiln::eval
+  Requested,      // Tensor::eval / kiln::eval (and any evaluation that names no reason)
+  Item,           // Tensor::item
+  ToVector,       // Tensor::to_vector
+  DataPtr,        // Tensor::data_ptr
+  Print,          // operator<< / to_string
   StepEnd,        // the outermost NoGradGuard closed: the optimizer step's updates
   DepthLimit,     // the graph grew deeper than kAutoEvalDepth
   BorrowedWrite,  // an in-place write into from_blob memory
@@ -21,6 +25,12 @@ inline thread_local EvalReason tls_eval_reason = EvalReason::Requested;
 }
 
 inline EvalReason current_eval_reason() { return detail::tls_eval_reason; }
+
+// The reason of a read: r, unless an outer scope already named one (printing
+// reads through to_vector: the evaluation is the print's).
+inline EvalReason read_reason(EvalReason r) {
+  return detail::tls_eval_reason == EvalReason::Requested ? r : detail::tls_eval_reason;
+}
 
 class EvalReasonScope {
  public:

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "core/eval_reason.h"
 #include "kiln/autograd.h"
 #include "kiln/tensor.h"
 
@@ -218,6 +219,7 @@ std::string add_suffixes(std::string s, const std::vector<std::string>& suffixes
 
 std::string to_string(const Tensor& t) {
   if (!t.defined()) return "[ Tensor (undefined) ]";  // as LibTorch prints it
+  EvalReasonScope reason(read_reason(EvalReason::Print));
   const std::string prefix = "tensor(";
   const int indent = static_cast<int>(prefix.size());
   const DType dt = t.dtype();

@@ -2,6 +2,7 @@
 // requires_grad flag. Reading methods are where lazy graphs get evaluated.
 #include <cstring>
 
+#include "core/eval_reason.h"
 #include "core/ops_common.h"
 #include "core/provenance.h"
 
@@ -58,8 +59,12 @@ void for_each_position(const TensorImpl& t, F&& f) {
   }
 }
 
-const Buffer& realized_buffer(const Tensor& t) {
-  t.eval();
+// `why`: the read, for KILN_LOG=jit's evaluation reason.
+const Buffer& realized_buffer(const Tensor& t, EvalReason why) {
+  {
+    EvalReasonScope reason(read_reason(why));
+    t.eval();
+  }
   const Node& n = *t.impl()->storage->node;
   KILN_INTERNAL_ASSERT(n.op == Op::Buffer && n.buffer, "storage not realized after eval");
   return *n.buffer;
@@ -162,7 +167,7 @@ template <typename T> T Tensor::item() const {
              " elements cannot be converted to Scalar (only one element tensors can; shape ",
              sizes(), ")");
   check_host(*this, "item");
-  return read_elem<T>(realized_buffer(*this), impl_->offset);
+  return read_elem<T>(realized_buffer(*this, EvalReason::Item), impl_->offset);
 }
 
 Scalar Tensor::item() const {
@@ -174,7 +179,7 @@ Scalar Tensor::item() const {
 
 template <typename T> std::vector<T> Tensor::to_vector() const {
   check_host(*this, "to_vector");
-  const Buffer& b = realized_buffer(*this);
+  const Buffer& b = realized_buffer(*this, EvalReason::ToVector);
   std::vector<T> out;
   out.reserve(static_cast<size_t>(numel()));
   for_each_position(*impl_, [&](int64_t pos) { out.push_back(read_elem<T>(b, pos)); });
@@ -183,7 +188,7 @@ template <typename T> std::vector<T> Tensor::to_vector() const {
 
 void* Tensor::data_ptr() const {
   check_host(*this, "data_ptr");
-  const Buffer& b = realized_buffer(*this);
+  const Buffer& b = realized_buffer(*this, EvalReason::DataPtr);
   return static_cast<char*>(b.data()) + impl_->offset * static_cast<int64_t>(element_size());
 }
 

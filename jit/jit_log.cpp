@@ -13,7 +13,11 @@ namespace kiln {
 
 const char* eval_reason_text(EvalReason r) {
   switch (r) {
-    case EvalReason::Requested: return "a value was read (item, to_vector, data_ptr, print) or kiln::eval";
+    case EvalReason::Requested: return "eval() was called (Tensor::eval, kiln::eval)";
+    case EvalReason::Item: return "item() read a value";
+    case EvalReason::ToVector: return "to_vector() read the values";
+    case EvalReason::DataPtr: return "data_ptr() asked for the values' memory";
+    case EvalReason::Print: return "the tensor was printed (operator<<, to_string)";
     case EvalReason::StepEnd: return "a NoGradGuard closed: the updated parameters are evaluated";
     case EvalReason::DepthLimit: return "the graph grew deeper than 512 nodes";
     case EvalReason::BorrowedWrite: return "an in-place write into from_blob memory";

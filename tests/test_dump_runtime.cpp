@@ -56,7 +56,7 @@ TEST_CASE("KILN_LOG=jit: schedule and kernel cache misses with reasons, then hit
   {
     LogCapture log;
     ((a * 3.5).tanh() - 0.25).eval();
-    CHECK(log.count("evaluation (jit) of 1 value: a value was read") == 1);
+    CHECK(log.count("evaluation (jit) of 1 value: eval() was called (Tensor::eval, kiln::eval)") == 1);
     CHECK(log.count("schedule cache miss (no graph of this structure") == 1);
     CHECK(log.count("compiled in") == 1);
     CHECK(log.count("cache miss: the disk cache is off") == 1);
@@ -84,6 +84,25 @@ TEST_CASE("KILN_LOG=jit: automatic evaluations say why they ran") {
   for (int i = 0; i < 600; ++i) t = t + 1;  // deeper than kAutoEvalDepth
   CHECK(log.count("deeper than 512") >= 1);
   CHECK(t[0].item<float>() == 600.0f);
+}
+
+TEST_CASE("KILN_LOG=jit: each read names itself as the evaluation's reason") {
+  Tensor a = tensor({1.0f, 2.0f, 3.0f});
+  a.eval();
+  LogCapture log;
+  CHECK((a * 2).sum().item<float>() == 12.0f);
+  CHECK(log.count("of 1 value: item() read a value") == 1);
+  CHECK((a + 1).to_vector<float>() == std::vector<float>{2, 3, 4});
+  CHECK(log.count("of 1 value: to_vector() read the values") == 1);
+  CHECK((a - 1).data_ptr<float>()[2] == 2.0f);
+  CHECK(log.count("of 1 value: data_ptr() asked for the values' memory") == 1);
+  // printing reads through to_vector: the evaluation is the print's
+  CHECK(to_string(a * 3) == "tensor([3., 6., 9.])");
+  CHECK(log.count("of 1 value: the tensor was printed (operator<<, to_string)") == 1);
+  CHECK(log.count("to_vector() read") == 1);
+  eval({a * 4, a * 5});
+  CHECK(log.count("of 2 values: eval() was called") == 1);
+  CHECK(log.count("evaluation (") == 5);
 }
 
 TEST_CASE("KILN_DUMP: every evaluation writes the graph, plan and kernels, tied by labels") {
