@@ -63,26 +63,41 @@ void realize(const std::vector<const TensorImpl*>& tensors) {
   }
 }
 
-// A borrowed storage's write is evaluated now and copied into the caller's
-// memory. Graphs still pending may read the old contents through the old
-// Buffer node: if anyone else holds it, it first gets a private snapshot
-// (copy-on-write), so they see the value as it was when they were built.
+// A borrowed storage's write is evaluated now and lands in the caller's
+// memory. The storage lets go of its old Buffer node while the write runs:
+// when nothing else holds that node (no pending graph reads the old
+// contents), the JIT scatters straight into the caller's memory
+// (executor.cpp: writable_base); else the write is computed into a new
+// buffer and copied in, and the pending graphs' node first gets a private
+// snapshot (copy-on-write), so they see the value as it was when they were
+// built.
 static void write_borrowed(Storage& s, NodePtr value) {
-  // Evaluate first: if evaluation throws, the storage keeps its node.
   EvalReasonScope reason(EvalReason::BorrowedWrite);
-  BufferPtr result = evaluate_nodes({value})[0];
-  NodePtr leaf = std::move(s.node);
+  const Shape shape = s.node->shape;
+  std::weak_ptr<const Node> old = s.node;
+  s.node.reset();
+  BufferPtr result;
+  try {
+    result = evaluate_nodes({value})[0];
+  } catch (...) {
+    // The storage keeps its contents: the old node if the write's graph or
+    // a pending one still holds it, else a new one over the same memory.
+    s.node = old.lock();
+    if (!s.node) s.node = make_buffer_node(s.borrowed, shape);
+    throw;
+  }
   value->realized = result;
   value.reset();
+  NodePtr leaf = old.lock();
   const size_t bytes = s.borrowed->nbytes();
-  if (leaf.use_count() > 1) {
+  if (leaf && leaf.use_count() > 1) {
     BufferPtr snapshot = Buffer::allocate(leaf->dtype, leaf->numel(), leaf->device);
     if (bytes) std::memcpy(snapshot->data(), s.borrowed->data(), bytes);
     leaf->buffer = std::move(snapshot);
   }
   if (bytes && result->data() != s.borrowed->data())
     std::memcpy(s.borrowed->data(), result->data(), bytes);
-  s.node = make_buffer_node(s.borrowed, leaf->shape);
+  s.node = make_buffer_node(s.borrowed, shape);
 }
 
 void write_storage(Storage& s, NodePtr value) {

@@ -76,10 +76,10 @@ bool base_dies_with_write(const Node& assign, const NodePtr& base) {
 // The buffer an in-place write may scatter into instead of a copy of its
 // base: the base's own, when nothing can read the base's value after this
 // write. A base with a value qualifies when it dies with the write (above)
-// and its buffer is owned by kiln (not from_blob memory) and held by nothing
-// but the base, this evaluation's slot, and earlier bases of this
-// evaluation's in-place writes (`dead`, which hold it but are never read
-// again). A base stored by this evaluation qualifies when this copy is its
+// and its buffer is held by nothing but the base, this evaluation's slot,
+// earlier bases of this evaluation's in-place writes (`dead`, which hold it
+// but are never read again) and, for caller memory (from_blob), its storage
+// (core/realize.cpp: write_borrowed, which lets go of the base's node first). A base stored by this evaluation qualifies when this copy is its
 // last reader. In both cases the scatter must not read the base. Null when
 // the copy must run.
 BufferPtr writable_base(const Node& assign, const Step& scatter, PtrMap<Slot>& slots,
@@ -90,9 +90,9 @@ BufferPtr writable_base(const Node& assign, const Step& scatter, PtrMap<Slot>& s
   Slot* slot = slots.find(base.get());
   if (has_value(*base)) {
     const BufferPtr& v = value_of(*base);
-    long holders = 1 + (slot && slot->buffer == v ? 1 : 0);
+    long holders = 1 + (slot && slot->buffer == v ? 1 : 0) + (v->owned() ? 0 : 1);
     for (const Node* d : dead) holders += d != base.get() && value_of(*d) == v;
-    if (!v->owned() || v.use_count() != holders || !base_dies_with_write(assign, base)) return nullptr;
+    if (v.use_count() != holders || !base_dies_with_write(assign, base)) return nullptr;
     return v;
   }
   if (!slot || !slot->buffer || slot->root || slot->readers != 1 || slot->buffer.use_count() != 1) return nullptr;

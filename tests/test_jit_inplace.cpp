@@ -8,6 +8,9 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <numeric>
+#include <string>
+#include <vector>
 
 #include "codegen/backend.h"
 #include "core/tensor_impl.h"
@@ -137,14 +140,64 @@ TEST_CASE("jit in-place: the copy runs when something can still read the old val
   got = t.to_vector<float>();
   for (int j = 0; j < 8; ++j) CHECK(got[j] == doctest::Approx(old[8 + j] + 1.0).epsilon(1e-6));
   CHECK(x[1][2].item<float>() == doctest::Approx(old[10] + 1.0).epsilon(1e-6));
+}
 
-  // Caller memory (from_blob) is written back through its own path.
-  float mem[6] = {1, 2, 3, 4, 5, 6};
-  Tensor b = from_blob(mem, {2, 3});
+TEST_CASE("jit in-place: a write into caller memory scatters into it unless a pending graph reads it") {
+  if (!have_jit()) return;
+  std::vector<float> mem(64 * 64);
+  for (size_t i = 0; i < mem.size(); ++i) mem[i] = static_cast<float>(i);
+  std::vector<float> want = mem;
+  Tensor b = from_blob(mem.data(), {64, 64});
+  // Nothing else reads b's old values: the row lands in the caller's array,
+  // with no copy of the other 63 rows and no copy back.
   reset_stats();
   b[1] = 0;
+  for (int j = 0; j < 64; ++j) want[64 + j] = 0;
+  CHECK(stats().writes_in_place == 1);
+  CHECK(stats().bytes_written == 64 * 4);
+  CHECK(mem == want);
+  // A graph built before the write keeps the old values: the write is
+  // computed into a new buffer, the pending graph gets a snapshot, and the
+  // result is copied into the caller's array.
+  Tensor y = b * 2;
+  reset_stats();
+  b[2] = -1;
+  for (int j = 0; j < 64; ++j) want[128 + j] = -1;
   CHECK(stats().writes_in_place == 0);
-  CHECK(std::vector<float>(mem, mem + 6) == std::vector<float>{1, 2, 3, 0, 0, 0});
+  CHECK(mem == want);
+  CHECK(y[2][3].item<float>() == 2.0f * 131);
+  CHECK(y[1][3].item<float>() == 0.0f);
+  // A write whose value reads the memory it overwrites: row 3 from rows 3
+  // and 4, and the first column from the transposed first row.
+  b.index_put_({3}, b[4] * 2 + b[3]);
+  for (int j = 0; j < 64; ++j) want[3 * 64 + j] += 2 * want[4 * 64 + j];
+  CHECK(mem == want);
+  b.index({Slice(), 0}).copy_(b[0] + 1);
+  const std::vector<float> row0(want.begin(), want.begin() + 64);
+  for (int i = 0; i < 64; ++i) want[i * 64] = row0[i] + 1;
+  CHECK(mem == want);
+  CHECK(b.data_ptr<float>() == mem.data());
+  // A write refused at the call (shapes that do not broadcast) leaves the
+  // caller's array and the tensor as they were.
+  CHECK_THROWS_AS(b.index_put_({0}, ones({64}, kFloat32).expand({2, 64})), Error);
+  CHECK(mem == want);
+  // A write whose evaluation fails (its value is read from a library
+  // matmul's 4 TiB output) raises and leaves them as they were too.
+  const int64_t n = int64_t{1} << 20;
+  Tensor huge = ones({n, 17}).matmul(ones({17, n}));
+  std::string msg;
+  try {
+    b.index_put_({5, 5}, huge[3][4]);
+  } catch (const Error& e) {
+    msg = e.what();
+  }
+  CHECK(msg.rfind("[allocate] out of memory: could not allocate 4398046511104 bytes", 0) == 0);
+  CHECK(mem == want);
+  CHECK(b.sum().item<double>() == std::accumulate(want.begin(), want.end(), 0.0));
+  b[5][5] = 1.5;
+  want[5 * 64 + 5] = 1.5f;
+  CHECK(mem == want);
+  CHECK(b[5][5].item<float>() == 1.5f);
 }
 
 TEST_CASE("jit in-place: many writes evaluated together run one scatter each") {
