@@ -25,10 +25,21 @@ inline void mix(uint64_t& h, uint64_t v) {
   h = (h ^ v) * 0x100000001B3ull;
 }
 
-// A random node's seed and Philox offset (attrs.ints[0..1]) are data, like
-// a buffer's contents: a training loop's dropout draws new numbers each step
-// from a graph of the same structure, whose kernels take them as params.
-size_t first_structural_int(const Node& n) { return op_info(n.op).cls == OpClass::Random ? 2 : 0; }
+// The attributes that are data, like a buffer's contents, not structure:
+// kernels take them as params (jit/lower.h: DataParam), so a training loop's
+// dropout draws new numbers and a new learning rate applies without a new
+// schedule or kernel. A random node's seed and Philox offset (ints[0..1]);
+// a floating-point Full's value (reals[0], and ints[0] that mirrors it for a
+// shape's count).
+struct DataAttrs {
+  size_t first_int;  // ints before this index are data
+  bool reals;        // reals are data
+};
+DataAttrs data_attrs(const Node& n) {
+  if (op_info(n.op).cls == OpClass::Random) return {2, false};
+  if (n.op == Op::Full && is_floating_point(n.dtype)) return {1, true};
+  return {0, false};
+}
 
 uint64_t structural_hash(const Node& n) {
   uint64_t h = 0xCBF29CE484222325ull;
@@ -37,13 +48,14 @@ uint64_t structural_hash(const Node& n) {
   mix(h, static_cast<uint64_t>(n.device.type) * 131 + static_cast<uint64_t>(n.device.index));
   mix(h, n.shape.size());
   for (int64_t s : n.shape) mix(h, static_cast<uint64_t>(s));
-  for (size_t i = first_structural_int(n); i < n.attrs.ints.size(); ++i)
-    mix(h, static_cast<uint64_t>(n.attrs.ints[i]));
-  for (double r : n.attrs.reals) {
-    uint64_t bits;
-    std::memcpy(&bits, &r, sizeof bits);
-    mix(h, bits);
-  }
+  const DataAttrs data = data_attrs(n);
+  for (size_t i = data.first_int; i < n.attrs.ints.size(); ++i) mix(h, static_cast<uint64_t>(n.attrs.ints[i]));
+  if (!data.reals)
+    for (double r : n.attrs.reals) {
+      uint64_t bits;
+      std::memcpy(&bits, &r, sizeof bits);
+      mix(h, bits);
+    }
   for (const auto& in : n.inputs) mix(h, in->hash);
   return h;
 }
@@ -94,10 +106,11 @@ NodePtr make_buffer_node(BufferPtr buffer, Shape shape) {
 bool same_structure(const Node& a, const Node& b) {
   if (&a == &b) return true;
   if (a.hash != b.hash || a.op != b.op || a.store != b.store || a.dtype != b.dtype || a.device != b.device ||
-      a.shape != b.shape || !(a.attrs.reals == b.attrs.reals) || a.attrs.ints.size() != b.attrs.ints.size() ||
-      a.inputs.size() != b.inputs.size())
+      a.shape != b.shape || a.attrs.ints.size() != b.attrs.ints.size() || a.inputs.size() != b.inputs.size())
     return false;
-  for (size_t i = first_structural_int(a); i < a.attrs.ints.size(); ++i)
+  const DataAttrs data = data_attrs(a);
+  if (!data.reals && !(a.attrs.reals == b.attrs.reals)) return false;
+  for (size_t i = data.first_int; i < a.attrs.ints.size(); ++i)
     if (a.attrs.ints[i] != b.attrs.ints[i]) return false;
   for (size_t i = 0; i < a.inputs.size(); ++i)
     if (!same_structure(*a.inputs[i], *b.inputs[i])) return false;

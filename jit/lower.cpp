@@ -25,18 +25,19 @@ ValueId Lowerer::compute(const Node* n, const Idx& idx) {
     case Op::Buffer:
       return load(n, ravel(n, idx));  // the root is never a Buffer
     case Op::Full: {
-      if (n->attrs.ints.size() > 1 && n->attrs.ints[1] == 1) {  // a runtime value
-        if (!is_floating_point(dt)) return cast(param(n, kSize, 0, n->attrs.ints[0]), dt);
-        int64_t bits;
-        std::memcpy(&bits, &n->attrs.reals[0], sizeof bits);
-        ValueId p = param(n, kSize, 0, bits);
+      // A floating-point value is data (a learning rate, a fill value): a
+      // Float64 param, so a new value compiles nothing. An integer one is a
+      // constant (index arithmetic, division by it) unless a shape gave it.
+      if (is_floating_point(dt)) {
+        ValueId p = param(n, kFillValue, 0, data_param_value(*n, DataSource::FloatValue));
         Value f{VOp::Param, DType::Float64};
         f.a = val(p).a;
         return cast(add(f), dt);
       }
+      if (n->attrs.ints.size() > 1 && n->attrs.ints[1] == 1)  // a count: a shape's runtime value
+        return cast(param(n, kSize, 0, n->attrs.ints[0]), dt);
       Value v{VOp::Const, dt};
-      if (is_floating_point(dt)) v.f = n->attrs.reals[0];
-      else v.i = n->attrs.ints[0];
+      v.i = n->attrs.ints[0];
       return add(v);
     }
     case Op::Arange: {

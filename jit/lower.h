@@ -2,6 +2,7 @@
 // inside it) becomes a Kernel in the kernel IR plus its runtime params.
 #pragma once
 
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <unordered_set>
@@ -12,19 +13,32 @@
 
 namespace kiln::jit {
 
-// A param read from a Random node's seed (attr 0) or Philox offset (attr 1).
-// Those two are data, not structure (core/node.cpp): a schedule found in the
-// cache refreshes these params from the graph being evaluated.
-struct DrawParam {
+// A param whose value is data, not structure (core/node.cpp: data_attrs):
+// a random node's seed or Philox offset, a floating-point fill value. A
+// schedule found in the cache reads these params from the graph being
+// evaluated, so new values need no new schedule and no new kernel.
+enum class DataSource : int32_t { Seed, Offset, FloatValue };
+struct DataParam {
   int32_t slot;
-  int32_t attr;
+  DataSource source;
   const Node* node;
 };
+// The param value of n's data attribute `s` (a double as its 64 bits).
+inline int64_t data_param_value(const Node& n, DataSource s) {
+  switch (s) {
+    case DataSource::Seed: return n.attrs.ints[0];
+    case DataSource::Offset: return n.attrs.ints[1];
+    case DataSource::FloatValue: break;
+  }
+  int64_t bits;
+  std::memcpy(&bits, &n.attrs.reals[0], sizeof bits);
+  return bits;
+}
 
 struct Lowered {
   Kernel kernel;
   std::vector<int64_t> params;
-  std::vector<DrawParam> draws;  // which of `params` come from a seed or offset
+  std::vector<DataParam> data;  // which of `params` are data (seeds, offsets, fill values)
   std::vector<const Node*> inputs;  // buffer slots 0..n-1; the outputs follow
   int64_t parallel_extent = 1;
   int64_t work = 0;  // scalar iterations: rows times the reduced extent (0: unknown)

@@ -30,7 +30,7 @@ using Idx = std::vector<ValueId>;
 // The side of a square tile of a kernel with transposed reads (open_tiles).
 inline constexpr int64_t kTransposeTile = 32;
 
-enum ParamTag : int { kSize, kStride, kViewStride, kViewOffset, kSliceStart, kSliceStep, kSeed, kOffset, kCatOffset };
+enum ParamTag : int { kSize, kStride, kViewStride, kViewOffset, kSliceStart, kSliceStep, kSeed, kOffset, kCatOffset, kFillValue };
 
 class Lowerer {
  public:
@@ -42,7 +42,7 @@ class Lowerer {
     Lowered r;
     r.kernel = std::move(k_);
     r.params = std::move(params_);
-    r.draws = std::move(draws_);
+    r.data = std::move(data_);
     r.inputs = std::move(inputs_);
     r.parallel_extent = parallel_extent_;
     r.work = work_;
@@ -86,7 +86,9 @@ class Lowerer {
     if (it != param_slots_.end()) return it->second;
     Value v{VOp::Param, DType::Int64};
     v.a = static_cast<int32_t>(params_.size());
-    if (tag == kSeed || tag == kOffset) draws_.push_back({v.a, tag == kSeed ? 0 : 1, n});
+    if (tag == kSeed) data_.push_back({v.a, DataSource::Seed, n});
+    if (tag == kOffset) data_.push_back({v.a, DataSource::Offset, n});
+    if (tag == kFillValue) data_.push_back({v.a, DataSource::FloatValue, n});
     params_.push_back(value);
     k_.num_params = static_cast<int32_t>(params_.size());
     ValueId id = add(v);
@@ -267,7 +269,7 @@ class Lowerer {
 
   Kernel k_;
   std::vector<int64_t> params_;
-  std::vector<DrawParam> draws_;
+  std::vector<DataParam> data_;
   std::vector<const Node*> inputs_;
   int64_t parallel_extent_ = 1;
   int64_t work_ = 0;

@@ -266,7 +266,7 @@ bool lower_all(const Graph& g, NodeSet& mat, CutMap& cuts, const MatmulReads& re
         s.inputs = std::move(l.inputs);
         s.code = std::make_shared<KernelCode>(std::move(l.kernel));
         s.params = std::move(l.params);
-        s.draws = std::move(l.draws);
+        s.data = std::move(l.data);
         s.parallel_extent = l.parallel_extent;
         s.work = l.work;
         s.why = why;
@@ -351,7 +351,7 @@ void merge_roots(std::vector<Step>& steps, const NodeSet& mat, const std::vector
         merged.inputs = std::move(l.inputs);
         merged.code = std::make_shared<KernelCode>(std::move(l.kernel));
         merged.params = std::move(l.params);
-        merged.draws = std::move(l.draws);
+        merged.data = std::move(l.data);
         merged.parallel_extent = l.parallel_extent;
         merged.work = l.work;
         merged.why = {Cut::Merged, ""};
@@ -371,8 +371,9 @@ void merge_roots(std::vector<Step>& steps, const NodeSet& mat, const std::vector
 // A graph's signature: every leaf's and node's structural hash, each node's
 // inputs by position, and the roots by position. Equal signatures mean equal
 // schedules (params included: they derive from shapes and attributes), but
-// for the seeds and Philox offsets of random nodes, which are not part of
-// the structure: each evaluation reads them from its own graph (DrawParam).
+// for the attributes that are data, not structure (random nodes' seeds and
+// Philox offsets, floating-point fill values): each evaluation reads them
+// from its own graph (DataParam).
 struct Signature {
   std::vector<uint64_t> words;
   uint64_t hash = 0;
@@ -400,9 +401,10 @@ Signature sign(const Graph& g, const std::vector<NodePtr>& roots, bool fusion,
   return sig;
 }
 
-struct DrawTemplate {
-  int32_t slot, attr;
-  uint64_t node;  // the Random node's number in the signature
+struct DataTemplate {
+  int32_t slot;
+  DataSource source;
+  uint64_t node;  // the node's number in the signature
 };
 
 struct StepTemplate {
@@ -410,7 +412,7 @@ struct StepTemplate {
   std::vector<uint64_t> outputs, inputs;
   std::shared_ptr<KernelCode> code;
   std::vector<int64_t> params;
-  std::vector<DrawTemplate> draws;
+  std::vector<DataTemplate> data;
   int64_t parallel_extent;
   int64_t work;
   Boundary why;
@@ -555,10 +557,10 @@ Schedule schedule(const std::vector<NodePtr>& roots, const ScheduleOptions& opti
         for (uint64_t i : t.inputs) st.inputs.push_back(by_index[i]);
         st.code = t.code;
         st.params = t.params;
-        for (const DrawTemplate& d : t.draws) {
-          const Node* r = by_index[d.node];
-          st.params[d.slot] = r->attrs.ints[d.attr];
-          st.draws.push_back({d.slot, d.attr, r});
+        for (const DataTemplate& d : t.data) {
+          const Node* n = by_index[d.node];
+          st.params[d.slot] = data_param_value(*n, d.source);
+          st.data.push_back({d.slot, d.source, n});
         }
         st.parallel_extent = t.parallel_extent;
         st.work = t.work;
@@ -590,10 +592,10 @@ Schedule schedule(const std::vector<NodePtr>& roots, const ScheduleOptions& opti
   entry.words = std::move(sig.words);
   for (const Step& st : s.steps) {
     StepTemplate t{st.kind, {}, {}, st.code, st.params, {}, st.parallel_extent, st.work, st.why, st.base_copy};
-    for (const DrawParam& d : st.draws) {
+    for (const DataParam& d : st.data) {
       const uint64_t* at = index.find(d.node);
-      KILN_INTERNAL_ASSERT(at != nullptr, "a random node lowered into a kernel is not in its graph");
-      t.draws.push_back({d.slot, d.attr, *at});
+      KILN_INTERNAL_ASSERT(at != nullptr, "a node lowered into a kernel is not in its graph");
+      t.data.push_back({d.slot, d.source, *at});
     }
     for (const Node* n : st.outputs) t.outputs.push_back(*index.find(n));
     for (const Node* n : st.inputs) t.inputs.push_back(*index.find(n));

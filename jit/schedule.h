@@ -105,7 +105,7 @@ struct Step {
   std::vector<const Node*> inputs;       // materialized nodes read, in buffer-slot order
   std::shared_ptr<KernelCode> code;  // Kernel steps
   std::vector<int64_t> params;
-  std::vector<DrawParam> draws;  // params that are a Random node's seed or offset
+  std::vector<DataParam> data;  // params that are data: seeds, offsets, fill values
   int64_t parallel_extent = 1;
   Boundary why;  // why this kernel boundary exists (explain, dumps)
   // Scalar iterations the kernel runs (its rows times the reduced extent):

@@ -285,6 +285,39 @@ TEST_CASE("jit: a graph seen before reuses its schedule") {
   check_values(third);
 }
 
+TEST_CASE("jit: a new floating-point constant reuses the schedule and the kernel") {
+  // A learning-rate schedule: x * lr + 1.5 with a new lr each step. Float
+  // constants are kernel params; integer ones are compiled in.
+  Tensor x = data({64, 48}).to(kFloat64);
+  x.eval();
+  const std::vector<double> xs = x.to_vector<double>();
+  (x * 0.2 + 1.5).eval();
+  const JitStats s0 = stats();
+  for (double lr : {0.1, 0.05, -3.5, 1e300, 0.0}) {
+    const std::vector<double> got = (x * lr + 1.5).to_vector<double>();
+    REQUIRE(got.size() == xs.size());
+    bool same = true;
+    for (size_t i = 0; i < xs.size(); ++i) same = same && got[i] == xs[i] * lr + 1.5;
+    CHECK_MESSAGE(same, "lr " << lr);
+  }
+  // float32 and float16 round the value as a compiled-in constant did
+  Tensor h = ones({1}, kFloat16);
+  CHECK(float((h * 0.1).item<Half>()) == float(Half(0.1f)));
+  CHECK((ones({3}) * 0.1).to_vector<float>() == std::vector<float>(3, 0.1f));
+  const JitStats s1 = stats();
+  if (kiln::codegen::cpu_backend().available()) {
+    CHECK(s1.schedules - s0.schedules == 2);  // the two new dtypes' graphs
+    CHECK(s1.schedules_reused - s0.schedules_reused == 5);
+    CHECK(s1.kernels_compiled - s0.kernels_compiled <= 2);
+  }
+  // an integer constant is structure: a new one is a new schedule
+  Tensor xi = ones({16}, kInt64);
+  CHECK((xi * 3).sum().item<int64_t>() == 48);
+  const int64_t schedules = stats().schedules;
+  CHECK((xi * 4).sum().item<int64_t>() == 64);
+  if (kiln::codegen::cpu_backend().available()) CHECK(stats().schedules == schedules + 1);
+}
+
 TEST_CASE("jit: a graph that draws random numbers reuses its schedule and draws new numbers") {
   // Dropout and noise as a training loop runs them: the Philox offset moves
   // on every step, but seeds and offsets are kernel params, not structure.
