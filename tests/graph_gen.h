@@ -393,7 +393,7 @@ class Gen {
         {"neg", &Tensor::neg, 0},         {"exp", &Tensor::exp, kInexact},
         {"log", &Tensor::log, kInexact},          {"sqrt", &Tensor::sqrt, 0},
         {"rsqrt", &Tensor::rsqrt, 0},     {"abs", &Tensor::abs, 0},
-        {"sin", &Tensor::sin, kInexact},          {"cos", &Tensor::cos, kInexact},
+        {"sin", &Tensor::sin, kInexact | kPeriodic}, {"cos", &Tensor::cos, kInexact | kPeriodic},
         {"tanh", &Tensor::tanh, kInexact},        {"sigmoid", &Tensor::sigmoid, kInexact},
         {"relu", &Tensor::relu, 0},       {"square", &Tensor::square, 0},
         {"logical_not", &Tensor::logical_not, 0}, {"contiguous", &Tensor::contiguous, 0},

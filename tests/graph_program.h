@@ -36,6 +36,12 @@ namespace ix = kiln::indexing;
 //           summation order), interpreted or not.
 constexpr uint8_t kInexact = 1;
 constexpr uint8_t kBlas = 2;
+// kPeriodic (an instruction's own flag): sin / cos. Applied to an argument
+// that may differ in its last bits, the result is kChaotic: an ulp of a
+// large argument (exp(exp(exp(exp(x)))) ~ 1e7) is a whole period, so the two
+// evaluations may agree on nothing but being finite.
+constexpr uint8_t kPeriodic = 4;
+constexpr uint8_t kChaotic = 8;
 // The precision of a tainting step's result, so that a value rounded in
 // float32 (an exp of an integer tensor, say) and then widened to float64 is
 // compared with float32's tolerance, not float64's. Set by run_instr.
@@ -95,9 +101,12 @@ inline bool run_instr(const Program& p, int i, Env& env) {
       throw std::logic_error("kiln::Error without an \"[op] message\": \"" + msg + "\"");
     return false;
   }
-  uint8_t t = ins.inexact;
+  uint8_t t = ins.inexact & ~kPeriodic;
   if (t) t |= step_precision(out.dtype());
-  for (int r : ins.reads) t |= env.taint[r];
+  for (int r : ins.reads) {
+    if ((ins.inexact & kPeriodic) && (env.taint[r] & kTaintKinds)) t |= kChaotic;
+    t |= env.taint[r];
+  }
   const std::shared_ptr<kiln::Storage>& st = out.impl()->storage;
   t |= env.storage_taint[st];
   env.storage_taint[st] |= t;
