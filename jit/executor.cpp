@@ -79,7 +79,8 @@ bool base_dies_with_write(const Node& assign, const NodePtr& base) {
 // and its buffer is held by nothing but the base, this evaluation's slot,
 // earlier bases of this evaluation's in-place writes (`dead`, which hold it
 // but are never read again) and, for caller memory (from_blob), its storage
-// (core/realize.cpp: write_borrowed, which lets go of the base's node first). A base stored by this evaluation qualifies when this copy is its
+// (core/realize.cpp: write_borrowed, which lets go of the base's node
+// first). A base stored by this evaluation qualifies when this copy is its
 // last reader. In both cases the scatter must not read the base. Null when
 // the copy must run.
 BufferPtr writable_base(const Node& assign, const Step& scatter, PtrMap<Slot>& slots,
