@@ -212,7 +212,7 @@ class Gen {
 
   // An instruction defining a tensor from one var: expr is the text after the
   // var's name ("." included), f computes it.
-  int unary_instr(int a, const std::string& expr, std::function<Tensor(const Tensor&)> f, uint8_t inexact = 0) {
+  int unary_instr(int a, const std::string& expr, std::function<Tensor(const Tensor&)> f, Taint inexact = 0) {
     Instr ins;
     ins.text = def(vname(a) + expr);
     ins.reads = {a};
@@ -388,9 +388,9 @@ class Gen {
 
   // ---- elementwise ----
   void unary() {
-    struct U { const char* name; Tensor (Tensor::*f)(kiln::SourceLoc) const; uint8_t inexact; };
+    struct U { const char* name; Tensor (Tensor::*f)(kiln::SourceLoc) const; Taint inexact; };
     static const U ops[] = {
-        {"neg", &Tensor::neg, 0},         {"exp", &Tensor::exp, kInexact},
+        {"neg", &Tensor::neg, 0},         {"exp", &Tensor::exp, kInexact | kAmplifying},
         {"log", &Tensor::log, kInexact},          {"sqrt", &Tensor::sqrt, 0},
         {"rsqrt", &Tensor::rsqrt, 0},     {"abs", &Tensor::abs, 0},
         {"sin", &Tensor::sin, kInexact | kPeriodic}, {"cos", &Tensor::cos, kInexact | kPeriodic},
@@ -425,7 +425,7 @@ class Gen {
     const Scalar alpha = rand_scalar(false);
     Instr ins;
     ins.reads = {x, y};
-    ins.inexact = op == 4 ? kInexact : 0;
+    ins.inexact = op == 4 ? kInexact | kAmplifying : 0;
     const std::string X = vname(x), Y = vname(y), N = names[op];
     if (op >= 13 && op <= 16) ins.text = def(X + " " + N + " " + Y);
     else if (op >= 17) ins.text = def(X + "." + N.substr(0, 3) + "(" + Y + ", " + scalar_text(alpha) + ")");
@@ -473,7 +473,7 @@ class Gen {
     Instr ins;
     ins.text = def(expr);
     ins.reads = {a};
-    ins.inexact = op == 4 || op == 15 ? kInexact : 0;
+    ins.inexact = op == 4 || op == 15 ? kInexact | kAmplifying : 0;
     ins.run = [a, s, alpha, op](Env& e) {
       const Tensor& p = e.vars[a];
       switch (op) {
@@ -745,7 +745,7 @@ class Gen {
     const std::string DT = dt ? std::string(", ") + dtype_text(*dt) : "";
     const int64_t kind = uni(0, 19);
     // floating sums and products may be computed in another order when compiled
-    const uint8_t inx = fl || (dt && kiln::is_floating_point(*dt)) || kind >= 16 ? kInexact : 0;
+    const Taint inx = fl || (dt && kiln::is_floating_point(*dt)) || kind >= 16 ? kInexact : 0;
     switch (kind) {
       case 0:
         unary_instr(a, ".sum(" + (dt ? std::string(dtype_text(*dt)) : "") + ")",

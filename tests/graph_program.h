@@ -34,23 +34,31 @@ namespace ix = kiln::indexing;
 //           floating sums / products in another order);
 // kBlas:    a floating matmul, which every JIT mode hands to BLAS (its own
 //           summation order), interpreted or not.
-constexpr uint8_t kInexact = 1;
-constexpr uint8_t kBlas = 2;
-// kPeriodic (an instruction's own flag): sin / cos. Applied to an argument
-// that may differ in its last bits, the result is kChaotic: an ulp of a
-// large argument (exp(exp(exp(exp(x)))) ~ 1e7) is a whole period, so the two
-// evaluations may agree on nothing but being finite.
-constexpr uint8_t kPeriodic = 4;
-constexpr uint8_t kChaotic = 8;
+using Taint = uint16_t;
+constexpr Taint kInexact = 1;
+constexpr Taint kBlas = 2;
+// Ill-conditioned steps, applied to an argument that may differ in its last
+// bits (an inexact one):
+// kChaotic:   the result of sin / cos (instruction flag kPeriodic): an ulp of
+//             a large argument (exp(exp(exp(exp(x)))) ~ 1e7) is a whole
+//             period, so the two evaluations may agree on nothing at all;
+// kAmplified: the result of exp / pow (instruction flag kAmplifying), whose
+//             relative error is the argument's times its magnitude (up to
+//             ~88 in float32 before overflow): compared with a thousand times
+//             the dtype's relative tolerance.
+constexpr Taint kChaotic = 4;
+constexpr Taint kAmplified = 8;
+constexpr Taint kPeriodic = 256;
+constexpr Taint kAmplifying = 512;
 // The precision of a tainting step's result, so that a value rounded in
 // float32 (an exp of an integer tensor, say) and then widened to float64 is
 // compared with float32's tolerance, not float64's. Set by run_instr.
-constexpr uint8_t kStepFloat32 = 16;
-constexpr uint8_t kStepFloat16 = 32;
-constexpr uint8_t kStepBFloat16 = 64;
-constexpr uint8_t kTaintKinds = kInexact | kBlas;
+constexpr Taint kStepFloat32 = 16;
+constexpr Taint kStepFloat16 = 32;
+constexpr Taint kStepBFloat16 = 64;
+constexpr Taint kTaintKinds = kInexact | kBlas;
 
-inline uint8_t step_precision(DType d) {
+inline Taint step_precision(DType d) {
   switch (d) {
     case DType::Float32: return kStepFloat32;
     case DType::Float16: return kStepFloat16;
@@ -62,9 +70,9 @@ inline uint8_t step_precision(DType d) {
 struct Env {
   std::vector<Tensor> vars;  // vars[i]: the tensor instruction i defined (undefined if none)
   std::vector<bool> ran;     // whether instruction i ran (kept, inputs present, no error)
-  std::vector<uint8_t> taint;  // instruction i's result depends on: kInexact / kBlas steps
+  std::vector<Taint> taint;  // instruction i's result depends on: kInexact / kBlas steps
   // Keyed by the storage itself (kept alive, so no address is reused).
-  std::map<std::shared_ptr<kiln::Storage>, uint8_t> storage_taint;
+  std::map<std::shared_ptr<kiln::Storage>, Taint> storage_taint;
   std::vector<std::shared_ptr<std::vector<unsigned char>>> blobs;  // from_blob memory
 };
 
@@ -73,7 +81,7 @@ struct Instr {
   std::vector<int> reads;  // vars read (an in-place write also lists its target)
   int target = -1;         // in-place: the var written; otherwise this instr defines v<index>
   // Taint flags of the instruction itself (see kInexact, kBlas).
-  uint8_t inexact = 0;
+  Taint inexact = 0;
   std::function<Tensor(Env&)> run;  // returns the defined tensor, or the written target
 };
 
@@ -101,10 +109,13 @@ inline bool run_instr(const Program& p, int i, Env& env) {
       throw std::logic_error("kiln::Error without an \"[op] message\": \"" + msg + "\"");
     return false;
   }
-  uint8_t t = ins.inexact & ~kPeriodic;
+  Taint t = ins.inexact & ~(kPeriodic | kAmplifying);
   if (t) t |= step_precision(out.dtype());
   for (int r : ins.reads) {
-    if ((ins.inexact & kPeriodic) && (env.taint[r] & kTaintKinds)) t |= kChaotic;
+    if (env.taint[r] & kTaintKinds) {
+      if (ins.inexact & kPeriodic) t |= kChaotic;
+      if (ins.inexact & kAmplifying) t |= kAmplified;
+    }
     t |= env.taint[r];
   }
   const std::shared_ptr<kiln::Storage>& st = out.impl()->storage;

@@ -37,6 +37,10 @@
 // A floating result uses the tolerance of its own dtype or, when coarser, of
 // the least precise dtype in which a tainting step on its path rounded (an
 // exp of an int64 tensor is float32 even if it is then added to a float64).
+// Ill-conditioned steps on a tainted argument widen that: after an exp or a
+// pow the relative tolerance is a thousand times larger (the argument's
+// error times its magnitude), and after a sin or cos nothing is promised (an
+// ulp of exp(exp(exp(exp(x)))) is a whole period).
 //
 // (*) A bool/integer result of a tainted computation (a comparison or cast
 // of a value one ulp away, an argmax between near-ties) may differ: such
