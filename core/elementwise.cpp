@@ -267,6 +267,11 @@ Tensor Tensor::pow(Scalar e, SourceLoc loc) const {
   const LocScope at(loc);
   KILN_CHECK(!(is_integral(dtype(), true) && !e.is_floating_point() && e.to_long() < 0), "pow",
              "Integers to negative integer powers are not allowed.");
+  // x ** 2 is x * x, as PyTorch computes it (one rounding, no pow): bit for
+  // bit its values, and a multiply instead of the general pow. Still a
+  // PowBackward0 (square()).
+  if (defined() && e.to_double() == 2.0 && kiln::is_floating_point(dtype()) && result_type(*this, e) == dtype())
+    return square();
   return binary_op(Op::Pow, *this, e, "pow");
 }
 

@@ -235,6 +235,19 @@ TEST_CASE("ops: pow with a tensor, a scalar exponent and a scalar base") {
   // float16 pow
   CHECK_T(tensor({1.5, 2.0, 3.0}, kHalf).pow(2), kFloat16, {3}, {2.25, 4.0, 9.0}, 0);
   CHECK_T(tensor({1.5, 2.0, 3.0}, kHalf).pow(0.5), kFloat16, {3}, {1.224609375, 1.4140625, 1.732421875}, 1e-3);
+  // x ** 2 is x * x, bit for bit, as in PyTorch (its CPU kernel squares), and
+  // records PowBackward0. 1 + 2^-12 squared is a tie between two floats
+  // (1 + 2^-11 + 2^-24): x * x rounds it to even, 1 + 2^-11.
+  const float t = 1.0f + 0x1p-12f;
+  const Tensor sq = tensor({t, 3.1f, -0.7f, 1e20f}, requires_grad());
+  const Tensor p2 = sq.pow(2);
+  CHECK(p2.grad_fn()->name() == "PowBackward0");
+  CHECK(p2.to_vector<float>() == std::vector<float>{1.0f + 0x1p-11f, 3.1f * 3.1f, -0.7f * -0.7f, kInf});
+  p2.sum().backward();
+  CHECK(sq.grad().to_vector<float>() == std::vector<float>{2 * t, 6.2f, -1.4f, 2e20f});
+  CHECK(sq.pow(2.0).dtype() == kFloat32);
+  CHECK(mki({3}, {1}, kInt64).pow(2.0).dtype() == kFloat32);  // promoted: the general pow
+  CHECK(mki({3}, {1}, kInt64).pow(2.0).item<float>() == 9.0f);
 }
 
 TEST_CASE("ops: clamp (min only, max only, both, min > max, NaN input)") {
