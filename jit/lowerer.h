@@ -30,7 +30,7 @@ using Idx = std::vector<ValueId>;
 // The side of a square tile of a kernel with transposed reads (open_tiles).
 inline constexpr int64_t kTransposeTile = 32;
 
-enum ParamTag : int { kSize, kStride, kViewStride, kViewOffset, kSliceStart, kSliceStep, kSeed, kOffset, kCatOffset, kFillValue };
+enum ParamTag : int { kSize, kStride, kViewStride, kViewOffset, kSliceStart, kSliceStep, kCatOffset, kData };
 
 class Lowerer {
  public:
@@ -86,13 +86,18 @@ class Lowerer {
     if (it != param_slots_.end()) return it->second;
     Value v{VOp::Param, DType::Int64};
     v.a = static_cast<int32_t>(params_.size());
-    if (tag == kSeed) data_.push_back({v.a, DataSource::Seed, n});
-    if (tag == kOffset) data_.push_back({v.a, DataSource::Offset, n});
-    if (tag == kFillValue) data_.push_back({v.a, DataSource::FloatValue, n});
     params_.push_back(value);
     k_.num_params = static_cast<int32_t>(params_.size());
     ValueId id = add(v);
     param_slots_.emplace(key, id);
+    return id;
+  }
+  // The param holding n's data attribute s (a seed, an offset, a float value:
+  // lower.h, DataParam), recorded so a cached schedule can refresh it.
+  ValueId data_param(const Node* n, DataSource s) {
+    const size_t before = params_.size();
+    ValueId id = param(n, kData, static_cast<int64_t>(s), data_param_value(*n, s));
+    if (params_.size() > before) data_.push_back({val(id).a, s, n});
     return id;
   }
   ValueId op2(VOp op, DType dt, ValueId a, ValueId b) {
