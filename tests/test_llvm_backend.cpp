@@ -695,12 +695,14 @@ TEST_CASE("llvm: Philox values equal core/philox.h") {
   }
 }
 
-// The compile-time shape of split_philox_rounds (philox.cpp): in the
-// optimized IR no basic block holds two rounds' multiplies by kM0; the
-// vector loop and its remainder each have nine (the tenth round's is dead:
+// The compile-time shape of a random kernel's loop. split_philox_rounds
+// (philox.cpp): in the optimized IR no basic block holds two rounds'
+// multiplies by kM0; the vector loop has nine (the tenth round's is dead:
 // only words 0 and 1 are read), the first after the loop's own code, so
-// eight blocks per loop start with a round and get a label of their own in
-// the assembly (generated from a clone of the module).
+// eight blocks start with a round and get a label of their own in the
+// assembly (generated from a clone of the module). Its tail is folded
+// (lower_kernel.cpp): every round multiplies vectors, the last partial
+// vector stores through a mask, and no scalar remainder repeats the rounds.
 TEST_CASE("llvm: each Philox round of a compiled loop is a basic block of its own") {
   KILN_SKIP_WITHOUT_LLVM();
   const std::string m0 = std::to_string(philox_detail::kM0);
@@ -708,7 +710,7 @@ TEST_CASE("llvm: each Philox round of a compiled loop is a basic block of its ow
     const std::string name = op_name(op);
     CAPTURE(name);
     const codegen::CompiledKernel ck = be().compile(philox_kernel(op, kFloat32, 0, 1, 0, 0), true, true);
-    int blocks_with_rounds = 0, most_in_a_block = 0, in_block = 0;
+    int blocks_with_rounds = 0, most_in_a_block = 0, in_block = 0, scalar_rounds = 0;
     auto end_block = [&] {
       if (in_block > 0) ++blocks_with_rounds;
       most_in_a_block = std::max(most_in_a_block, in_block);
@@ -720,20 +722,29 @@ TEST_CASE("llvm: each Philox round of a compiled loop is a basic block of its ow
       const bool label = !line.empty() && line[0] != ' ' && line[0] != ';' && colon != std::string::npos &&
                          colon < line.find(' ');
       if (label) end_block();
-      else if (line.find(" mul ") != std::string::npos && line.find(m0) != std::string::npos) ++in_block;
+      else if (line.find(" mul ") != std::string::npos && line.find(m0) != std::string::npos) {
+        ++in_block;
+        if (line.find(" x i64> ") == std::string::npos) ++scalar_rounds;
+      }
     }
     end_block();
     CHECK(most_in_a_block == 1);
-    CHECK(blocks_with_rounds >= 18);
+    CHECK(blocks_with_rounds == 9);
+    CHECK(scalar_rounds == 0);
+    CHECK(ck.llvm_ir.find("@llvm.masked.store") != std::string::npos);
     // in the assembly, the blocks that start a round carry a label of their own
     size_t labels = 0;
     for (size_t at = ck.assembly.find("\n.Ltmp"); at != std::string::npos; at = ck.assembly.find("\n.Ltmp", at + 1))
       ++labels;
-    CHECK(labels >= 16);
+    CHECK(labels >= 8);
   }
-  // and the values are still Philox's (the full check is the test above)
-  const auto got = philox_values(Op::RandUniform, kFloat32, 0, 1, 0, 0, 7, 0, 0, 40);
-  for (int64_t x = 0; x < 40; ++x) CHECK(got[x] == static_cast<double>(philox_uniform_float(philox_element(7, 0, x))));
+  // and the values are still Philox's (the full check is the test above),
+  // for a loop shorter than one vector too: all of it in the masked tail
+  for (int64_t n : {40, 5}) {
+    const auto got = philox_values(Op::RandUniform, kFloat32, 0, 1, 0, 0, 7, 0, 3, n);
+    for (int64_t x = 0; x < n; ++x)
+      CHECK(got[x] == static_cast<double>(philox_uniform_float(philox_element(7, 0, 3 + x))));
+  }
 }
 
 namespace {
