@@ -263,15 +263,46 @@ Tensor Tensor::pow(const Tensor& e, SourceLoc loc) const {
   const LocScope at(loc);
   return binary_op(Op::Pow, *this, e, "pow");
 }
+// PyTorch's shortcuts for a tensor to a scalar power, computed as it
+// computes them (bit for bit its values, and a multiply, a square root or a
+// division instead of the general pow): its pow_out fills 0 and copies 1 for
+// every dtype; its CPU kernel squares floating tensors for 2, and for
+// float32, float64 and bfloat16 computes 3 as x * x * x, -2 as 1 / (x * x),
+// 0.5, -0.5 and -1 as sqrt, rsqrt and reciprocal (float16 takes the general
+// pow for those, as in PyTorch). Recorded as one PowBackward0, whose rule
+// (e * x ** (e - 1)) comes back through these shortcuts.
+static std::optional<Tensor> pow_shortcut(const Tensor& x, const Scalar& s) {
+  const double e = s.to_double();
+  const DType rt = result_type(x, s);
+  const bool floating = is_floating_point(rt);
+  const bool fast = rt == DType::Float32 || rt == DType::Float64 || rt == DType::BFloat16;
+  Tensor out;
+  {
+    AutoGradMode no_grad(false);
+    const Tensor y = x.to(rt);
+    if (e == 0.0) out = ones(x.sizes(), TensorOptions(rt).device(x.device()));
+    else if (e == 1.0) out = y.clone();
+    else if (e == 2.0 && floating) out = y * y;
+    else if (e == 3.0 && fast) out = y * y * y;
+    else if (e == -2.0 && fast) out = (y * y).reciprocal();
+    else if (e == 0.5 && fast) out = y.sqrt();
+    else if (e == -0.5 && fast) out = y.rsqrt();
+    else if (e == -1.0 && fast) out = y.reciprocal();
+    else return std::nullopt;
+  }
+  if (auto f = record(GradFn::PowBackward0, out, {&x})) {
+    f->save(x);
+    f->reals.push_back(e);
+  }
+  return out;
+}
+
 Tensor Tensor::pow(Scalar e, SourceLoc loc) const {
   const LocScope at(loc);
   KILN_CHECK(!(is_integral(dtype(), true) && !e.is_floating_point() && e.to_long() < 0), "pow",
              "Integers to negative integer powers are not allowed.");
-  // x ** 2 is x * x, as PyTorch computes it (one rounding, no pow): bit for
-  // bit its values, and a multiply instead of the general pow. Still a
-  // PowBackward0 (square()).
-  if (defined() && e.to_double() == 2.0 && kiln::is_floating_point(dtype()) && result_type(*this, e) == dtype())
-    return square();
+  if (defined())
+    if (std::optional<Tensor> out = pow_shortcut(*this, e)) return *out;
   return binary_op(Op::Pow, *this, e, "pow");
 }
 
@@ -328,19 +359,8 @@ Tensor Tensor::sigmoid(SourceLoc loc) const {
   const LocScope at(loc);
   return unary_float(Op::Sigmoid, *this, "sigmoid");
 }
-Tensor Tensor::square(SourceLoc loc) const {
-  const LocScope at(loc);
-  Tensor out;
-  {
-    AutoGradMode no_grad(false);
-    out = mul(*this);
-  }
-  if (auto f = record(GradFn::PowBackward0, out, {this})) {
-    f->save(*this);
-    f->reals.push_back(2.0);
-  }
-  return out;
-}
+// PyTorch's square is pow(x, 2) (a bool tensor squares to int64).
+Tensor Tensor::square(SourceLoc loc) const { return pow(Scalar(int64_t{2}), loc); }
 Tensor Tensor::logical_not(SourceLoc loc) const {
   const LocScope at(loc);
   NodePtr n = node_of(*this, "logical_not");

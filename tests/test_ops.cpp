@@ -250,6 +250,86 @@ TEST_CASE("ops: pow with a tensor, a scalar exponent and a scalar base") {
   CHECK(mki({3}, {1}, kInt64).pow(2.0).item<float>() == 9.0f);
 }
 
+namespace {
+// What PyTorch 1.13 computes for x ** e at the exponents it takes a
+// shortcut for, in T's arithmetic with round() after each operation
+// (bfloat16: float arithmetic, rounded to bfloat16): pow_out fills 0 and
+// copies 1; the CPU kernel computes 3 as x * x * x, -2 as 1 / (x * x),
+// 0.5 / -0.5 / -1 as sqrt / rsqrt (1 / sqrt(x), one rounding) / 1 / x. The
+// tie of these to torch.pow was checked in PyTorch on the same inputs.
+template <class T, class Round>
+double pytorch_pow(double v, double e, Round round) {
+  const T x = static_cast<T>(v), one = 1;
+  if (e == 0) return 1;
+  if (e == 1) return x;
+  if (e == 3) return round(round(x * x) * x);
+  if (e == -2) return round(one / round(x * x));
+  if (e == 0.5) return round(std::sqrt(x));
+  if (e == -0.5) return round(one / std::sqrt(x));
+  return round(one / x);  // -1
+}
+}  // namespace
+
+TEST_CASE("ops: pow by 3, -2, 0.5, -0.5, -1, 1 and 0 computes PyTorch's shortcuts, bit for bit") {
+  // Inputs in [-1, 5) and the special values: kiln's general pow is within
+  // 2 ulp of these, not equal (nor is PyTorch's own general pow).
+  std::vector<float> xs{0.0f, -0.0f, 1.0f + 0x1p-12f, 1e-30f, 3e38f, 1e-40f, float(kInf), float(-kInf), float(kNaN)};
+  uint32_t state = 12345;
+  for (int i = 0; i < 2000; ++i) {
+    state = state * 1664525u + 1013904223u;
+    xs.push_back(static_cast<float>(state >> 8) * 0x1p-24f * 6.0f - 1.0f);
+  }
+  auto same = [](double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); };
+  auto to_bf16 = [](float f) { return static_cast<float>(BFloat16(f)); };
+  for (DType dt : {kFloat32, kFloat64, kBFloat16}) {
+    const Tensor x = tensor(xs).to(dt);
+    const std::vector<double> xv = x.to_vector<double>();
+    for (double e : {3.0, -2.0, 0.5, -0.5, -1.0, 1.0, 0.0}) {
+      CAPTURE(dt);
+      CAPTURE(e);
+      const Tensor y = x.pow(e);
+      CHECK(y.dtype() == dt);
+      const std::vector<double> got = y.to_vector<double>();
+      int64_t wrong = 0;
+      for (size_t i = 0; i < xv.size(); ++i) {
+        const double want = dt == kFloat64 ? pytorch_pow<double>(xv[i], e, [](double d) { return d; })
+                            : dt == kFloat32 ? pytorch_pow<float>(xv[i], e, [](float f) { return f; })
+                                             : pytorch_pow<float>(xv[i], e, to_bf16);
+        wrong += !same(got[i], want);
+      }
+      CHECK(wrong == 0);
+    }
+  }
+  // Values PyTorch printed (float32): 1.1 ** 3, 1.1 ** -0.5, 3 ** -2
+  CHECK(tensor({1.1f}).pow(3).item<float>() == 1.3310000896453857f);
+  CHECK(tensor({1.1f}).pow(-0.5).item<float>() == 0.9534626007080078f);
+  CHECK(tensor({3.0f}).pow(-2).item<float>() == 0.1111111119389534f);
+  // Integers: 0 and 1 keep the dtype; a floating exponent promotes
+  const Tensor xi = mki({3, -2, 0}, {3}, kInt64);
+  CHECK_T(xi.pow(1), kInt64, {3}, {3, -2, 0});
+  CHECK_T(xi.pow(0), kInt64, {3}, {1, 1, 1});
+  CHECK_T(xi.pow(0.5), kFloat32, {3}, {1.7320507764816284, kNaN, 0.0}, 0);
+  CHECK_T(xi.pow(-1.0), kFloat32, {3}, {0.3333333432674408, -0.5, kInf}, 0);
+  CHECK_T((xi > 0).square(), kInt64, {3}, {1, 0, 0});  // square is pow(x, 2): bool promotes
+  // Each is a PowBackward0 whose gradient is PyTorch's e * x ** (e - 1),
+  // itself through these shortcuts (values PyTorch printed)
+  Tensor w = tensor({1.1f, 2.0f, 0.3f}, requires_grad());
+  const std::vector<std::pair<double, std::vector<float>>> grads{
+      {3.0, {3.630000114440918f, 12.0f, 0.27000001072883606f}},
+      {0.5, {0.4767313003540039f, 0.3535533845424652f, 0.9128708839416504f}},
+      {-1.0, {-0.8264462351799011f, -0.25f, -11.11111068725586f}},
+      {1.0, {1.0f, 1.0f, 1.0f}},
+      {0.0, {0.0f, 0.0f, 0.0f}}};
+  for (const auto& [e, want] : grads) {
+    CAPTURE(e);
+    const Tensor y = w.pow(e);
+    CHECK(y.grad_fn()->name() == "PowBackward0");
+    y.sum().backward();
+    CHECK(w.grad().to_vector<float>() == want);
+    w.mutable_grad().zero_();
+  }
+}
+
 TEST_CASE("ops: clamp (min only, max only, both, min > max, NaN input)") {
   const Tensor c = mk({-3.0, -1.0, 0.0, 0.5, 2.0, 5.0, kNaN, kInf, -kInf}, {9}, kFloat32);
   CHECK_T(c.clamp(0.0), kFloat32, {9}, {0.0, 0.0, 0.0, 0.5, 2.0, 5.0, kNaN, kInf, 0.0});
