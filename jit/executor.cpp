@@ -1,8 +1,12 @@
-// Running a schedule: buffers for stored nodes (freed after their last
-// reader), kernels from the cache, launches split over the thread pool.
+// Running a schedule: kernels not compiled yet compiled side by side first,
+// buffers for stored nodes (freed after their last reader), kernels from the
+// cache, launches split over the thread pool.
 #include "jit/executor.h"
 
+#include <algorithm>
 #include <chrono>
+#include <unordered_set>
+#include <vector>
 
 #include "codegen/backend.h"
 #include "core/ptr_map.h"
@@ -100,6 +104,39 @@ BufferPtr writable_base(const Node& assign, const Step& scatter, PtrMap<Slot>& s
   return slot->buffer;
 }
 
+// The schedule's kernels that have no code yet, compiled (or loaded from the
+// disk cache) side by side on the runtime's threads before the first step
+// runs, so that a cold evaluation of k new kernels takes about k / threads
+// compiles instead of k (LLVM compiles on one thread). Returns the kernels
+// compiled here: their steps count them as compiled, not as reused. A kernel
+// that fails here is left to its step, which compiles it again and reports
+// the error with the step's context.
+std::unordered_set<const KernelCode*> compile_ahead(const Schedule& s) {
+  std::vector<KernelCode*> todo;
+  for (const Step& st : s.steps) {
+    if (st.kind != StepKind::Kernel || st.code->fn.load(std::memory_order_acquire)) continue;
+    if (std::find(todo.begin(), todo.end(), st.code.get()) == todo.end()) todo.push_back(st.code.get());
+  }
+  std::unordered_set<const KernelCode*> done;
+  ThreadPool& pool = ThreadPool::instance();
+  if (todo.size() < 2 || pool.num_threads() < 2) return done;
+  if (jit_log_enabled())
+    jit_log("compiling " + std::to_string(todo.size()) + " kernels side by side on " +
+            std::to_string(std::min<int64_t>(pool.num_threads(), static_cast<int64_t>(todo.size()))) + " threads");
+  pool.parallel_for(static_cast<int64_t>(todo.size()), [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      try {
+        todo[i]->fn.store(compiled_kernel(todo[i]->ir), std::memory_order_release);
+      } catch (...) {
+        // left to the step
+      }
+    }
+  });
+  for (KernelCode* c : todo)
+    if (c->fn.load(std::memory_order_acquire)) done.insert(c);
+  return done;
+}
+
 int64_t bytes_of(const std::vector<const Node*>& nodes) {
   int64_t b = 0;
   for (const Node* n : nodes) b += n->numel() * static_cast<int64_t>(element_size(n->dtype));
@@ -144,6 +181,8 @@ std::vector<BufferPtr> evaluate(const std::vector<NodePtr>& roots, bool interpre
   // and the bases given up so far (see writable_base).
   const Node* in_place = nullptr;
   std::vector<const Node*> dead;
+  std::unordered_set<const KernelCode*> compiled_here;
+  if (!interpret) compiled_here = compile_ahead(s);
 
   for (size_t step = 0; step < s.steps.size(); ++step) {
     const Step& st = s.steps[step];
@@ -181,7 +220,7 @@ std::vector<BufferPtr> evaluate(const std::vector<NodePtr>& roots, bool interpre
           if (!fn) {
             fn = compiled_kernel(st.code->ir);
             st.code->fn.store(fn, std::memory_order_release);
-          } else {
+          } else if (compiled_here.erase(st.code.get()) == 0) {
             ++counters().cache_hits_memory;
             if (jit_log_enabled()) jit_log("kernel " + st.code->ir.name + ": compiled code reused (schedule cache)");
           }

@@ -23,6 +23,11 @@
 #include <thread>
 #include <vector>
 
+#include "codegen/backend.h"
+#include "jit/jit_log.h"
+#include "jit/kernel_cache.h"
+#include "jit/schedule.h"
+#include "jit/stats.h"
 #include "jit/thread_pool.h"
 #include "kiln/kiln.h"
 #include "linear_step.h"
@@ -205,6 +210,47 @@ TEST_CASE("threads: set_num_threads resizes the pool between evaluations") {
   set_num_threads(0);  // clamped to one
   CHECK(get_num_threads() == 1);
   set_num_threads(old);
+}
+
+TEST_CASE("threads: a cold evaluation compiles its new kernels side by side on the pool") {
+  if (!codegen::cpu_backend().available()) {
+    MESSAGE("kiln was built without LLVM: test skipped");
+    return;
+  }
+  const int old_threads = get_num_threads();
+  const std::string old_dir = jit::disk_cache_dir();
+  jit::set_disk_cache_dir("");  // every kernel a cold compile
+  std::vector<float> xs(6 * 5);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = 0.25f * static_cast<float>(i % 7) - 0.5f;
+  Tensor x = from_blob(xs.data(), {6, 5}, kFloat32);
+  // Three kernels: a column sum, a row max, an elementwise map.
+  auto run = [&](int threads) {
+    set_num_threads(threads);
+    jit::clear_schedule_cache();
+    jit::clear_memory_kernel_cache();
+    std::vector<std::string> lines;
+    jit::set_jit_log(true, [&](const std::string& l) { lines.push_back(l); });
+    const JitStats s0 = kiln::stats();
+    Tensor c = x.sum(0), r = std::get<0>(x.max(1)), e = (x * 2.0f).exp();
+    eval(c, r, e);
+    const JitStats s1 = kiln::stats();
+    jit::set_jit_log(false);
+    CHECK(s1.kernels_compiled - s0.kernels_compiled == 3);
+    CHECK(s1.cache_hits_memory == s0.cache_hits_memory);  // compiled, not reused
+    int ahead = 0;
+    for (const std::string& l : lines) ahead += l == "compiling 3 kernels side by side on 2 threads";
+    CHECK(ahead == (threads > 1 ? 1 : 0));
+    return std::vector<std::vector<uint64_t>>{bits(c), bits(r), bits(e)};
+  };
+  const auto one = run(1), two = run(2);
+  CHECK(one == two);
+  // by hand: column 0 holds x[0], x[5], ... = i % 7 for i = 0, 5, 10, 15, 20, 25
+  float col0 = 0;
+  for (int i = 0; i < 30; i += 5) col0 += 0.25f * static_cast<float>(i % 7) - 0.5f;
+  CHECK(x.sum(0)[0].item<float>() == col0);
+  CHECK(std::get<0>(x.max(1))[1].item<float>() == 1.0f);  // row 1: i = 5..9, i % 7 = 6 at i = 6
+  set_num_threads(old_threads);
+  jit::set_disk_cache_dir(old_dir);
 }
 
 TEST_CASE("threads: the pool runs every chunk exactly once, job after job, from several callers") {

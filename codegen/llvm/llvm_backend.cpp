@@ -11,9 +11,11 @@
 // kernel cache (jit/kernel_cache.cpp) with that same object: the JIT links
 // each object into a JITDylib of its own (so one symbol, named by the
 // cache key's digest, can be loaded again after the in-memory cache is
-// dropped). Everything runs under one mutex. LLVM errors
-// become kiln::Error; LLVM's fatal-error handler is replaced while compiling
-// by one that throws kiln::Error instead of exiting.
+// dropped). Compiles run side by side (each thread its own LLVMContext and
+// TargetMachine, which LLVM does not share across threads); linking into the
+// JIT runs under one mutex. LLVM errors become kiln::Error; LLVM's
+// fatal-error handler is replaced while any compile runs by one that throws
+// kiln::Error instead of exiting.
 //
 // FP semantics: no fast-math flags anywhere and FP-op fusion set to Strict,
 // so the machine code rounds every operation exactly as the reference
@@ -23,6 +25,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <llvm/Config/llvm-config.h>
@@ -54,6 +57,33 @@ std::string take_error(llvm::Error err) { return llvm::toString(std::move(err));
 void throw_fatal(void*, const char* reason, bool) {
   throw Error(std::string("[jit] LLVM fatal error: ") + reason);
 }
+
+// LLVM's fatal-error handler is process-wide, and installing one while
+// another is installed is an error: the first compile to start installs the
+// throwing handler, the last to finish removes it.
+class FatalErrorsThrow {
+ public:
+  FatalErrorsThrow() {
+    std::lock_guard<std::mutex> lock(mu());
+    if (active()++ == 0) llvm::install_fatal_error_handler(throw_fatal, nullptr);
+  }
+  ~FatalErrorsThrow() {
+    std::lock_guard<std::mutex> lock(mu());
+    if (--active() == 0) llvm::remove_fatal_error_handler();
+  }
+  FatalErrorsThrow(const FatalErrorsThrow&) = delete;
+  FatalErrorsThrow& operator=(const FatalErrorsThrow&) = delete;
+
+ private:
+  static std::mutex& mu() {
+    static std::mutex m;
+    return m;
+  }
+  static int& active() {
+    static int n = 0;
+    return n;
+  }
+};
 
 // A symbol-safe rendering of the kernel's readable name.
 std::string symbol_for(const std::string& name, uint64_t serial) {
@@ -96,6 +126,7 @@ class LLVMBackend final : public Backend {
       return;
     }
     tm_ = std::move(*tm);
+    jtmb_ = std::make_unique<llvm::orc::JITTargetMachineBuilder>(*jtmb);
     auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(*jtmb).create();
     if (!jit) {
       init_error_ = take_error(jit.takeError());
@@ -125,19 +156,21 @@ class LLVMBackend final : public Backend {
 
   CompiledKernel compile(const jit::Kernel& k, bool want_ir, bool want_asm) override {
     KILN_CHECK(jit_, "jit", "the LLVM backend failed to initialize: ", init_error_);
-    std::lock_guard<std::mutex> lock(mu_);
-    llvm::ScopedFatalErrorHandler fatal(throw_fatal, nullptr);
+    FatalErrorsThrow fatal;
     const std::string symbol = symbol_for(k.name, serial_++);
+    llvm::TargetMachine& tm = thread_target_machine();
     llvm::LLVMContext ctx;
-    std::unique_ptr<llvm::Module> mod = build_module(k, symbol, ctx);
+    std::unique_ptr<llvm::Module> mod = build_module(k, symbol, ctx, tm);
     CompiledKernel out;
     if (want_ir) {
       llvm::raw_string_ostream os(out.llvm_ir);
       mod->print(os, nullptr);
     }
-    if (want_asm) out.assembly = machine_code(k, *llvm::CloneModule(*mod), true);
+    if (want_asm) out.assembly = machine_code(k, *llvm::CloneModule(*mod), true, tm);
+    const std::string object = machine_code(k, *mod, false, tm);
     std::string err;
-    out.fn = load_locked(machine_code(k, *mod, false), symbol, &err);
+    std::lock_guard<std::mutex> lock(mu_);
+    out.fn = load_locked(object, symbol, &err);
     KILN_INTERNAL_ASSERT(out.fn != nullptr, "JIT could not load kernel ", k.name, ": ", err);
     return out;
   }
@@ -151,11 +184,11 @@ class LLVMBackend final : public Backend {
   std::string render_code(const jit::Kernel& k, size_t kind) override {
     KILN_CHECK(jit_, "jit", "the LLVM backend failed to initialize: ", init_error_);
     KILN_CHECK(kind < 2, "jit", "the LLVM backend has no code kind ", kind);
-    std::lock_guard<std::mutex> lock(mu_);
-    llvm::ScopedFatalErrorHandler fatal(throw_fatal, nullptr);
+    FatalErrorsThrow fatal;
+    llvm::TargetMachine& tm = thread_target_machine();
     llvm::LLVMContext ctx;
-    std::unique_ptr<llvm::Module> mod = build_module(k, symbol_for(k.name, 0), ctx);
-    if (kind == 1) return machine_code(k, *mod, true);
+    std::unique_ptr<llvm::Module> mod = build_module(k, symbol_for(k.name, 0), ctx, tm);
+    if (kind == 1) return machine_code(k, *mod, true, tm);
     std::string ir;
     llvm::raw_string_ostream os(ir);
     mod->print(os, nullptr);
@@ -165,14 +198,15 @@ class LLVMBackend final : public Backend {
   jit::KernelFn compile_object(const jit::Kernel& k, const std::string& symbol,
                                std::string* object) override {
     KILN_CHECK(jit_, "jit", "the LLVM backend failed to initialize: ", init_error_);
-    std::lock_guard<std::mutex> lock(mu_);
-    llvm::ScopedFatalErrorHandler fatal(throw_fatal, nullptr);
+    FatalErrorsThrow fatal;
     {
+      llvm::TargetMachine& tm = thread_target_machine();
       llvm::LLVMContext ctx;
-      std::unique_ptr<llvm::Module> mod = build_module(k, symbol, ctx);
-      *object = machine_code(k, *mod, false);
+      std::unique_ptr<llvm::Module> mod = build_module(k, symbol, ctx, tm);
+      *object = machine_code(k, *mod, false, tm);
     }
     std::string err;
+    std::lock_guard<std::mutex> lock(mu_);
     jit::KernelFn fn = load_locked(*object, symbol, &err);
     KILN_INTERNAL_ASSERT(fn != nullptr, "JIT could not load kernel ", k.name, ": ", err);
     return fn;
@@ -180,8 +214,8 @@ class LLVMBackend final : public Backend {
 
   jit::KernelFn load_object(const std::string& object, const std::string& symbol) override {
     if (!jit_) return nullptr;
+    FatalErrorsThrow fatal;
     std::lock_guard<std::mutex> lock(mu_);
-    llvm::ScopedFatalErrorHandler fatal(throw_fatal, nullptr);
     std::string err;
     try {
       return load_locked(object, symbol, &err);
@@ -213,10 +247,10 @@ class LLVMBackend final : public Backend {
   // verifies it and runs the kernel pipeline (pipeline.cpp: O2's passes
   // that these loops use, a third less compile time). Called under mu_.
   std::unique_ptr<llvm::Module> build_module(const jit::Kernel& k, const std::string& symbol,
-                                             llvm::LLVMContext& ctx) {
+                                             llvm::LLVMContext& ctx, llvm::TargetMachine& tm) {
     auto mod = std::make_unique<llvm::Module>(symbol, ctx);
-    mod->setDataLayout(tm_->createDataLayout());
-    mod->setTargetTriple(tm_->getTargetTriple().str());
+    mod->setDataLayout(tm.createDataLayout());
+    mod->setTargetTriple(tm.getTargetTriple().str());
     {
       llvmcg::Emitter e(*mod, cpu_, features_);
       llvmcg::lower_kernel(e, k, symbol);
@@ -225,7 +259,7 @@ class LLVMBackend final : public Backend {
     llvm::raw_string_ostream vos(verify_msg);
     KILN_INTERNAL_ASSERT(!llvm::verifyModule(*mod, &vos), "kernel ", k.name,
                          " lowered to invalid LLVM IR: ", vos.str());
-    llvmcg::optimize_kernel(*mod, tm_.get());
+    llvmcg::optimize_kernel(*mod, &tm);
     return mod;
   }
 
@@ -251,20 +285,38 @@ class LLVMBackend final : public Backend {
   }
 
   // k's optimized module m as a relocatable object or assembly text (m is
-  // consumed: code generation rewrites it). Called under mu_.
-  std::string machine_code(const jit::Kernel& k, llvm::Module& m, bool assembly) {
+  // consumed: code generation rewrites it).
+  std::string machine_code(const jit::Kernel& k, llvm::Module& m, bool assembly, llvm::TargetMachine& tm) {
     llvm::SmallString<0> buf;
     llvm::raw_svector_ostream os(buf);
-    llvmcg::emit_code(m, *tm_, os, assembly, llvmcg::hoist_machine_invariants(k));
+    llvmcg::emit_code(m, tm, os, assembly, llvmcg::hoist_machine_invariants(k));
     return std::string(buf.str());
+  }
+
+  // The calling thread's TargetMachine for this host (a TargetMachine caches
+  // subtargets as it compiles: not to be shared by threads compiling at
+  // once). The constructor's serves its own thread; others make theirs on
+  // first use, from the same builder.
+  llvm::TargetMachine& thread_target_machine() {
+    static thread_local std::unique_ptr<llvm::TargetMachine> mine;
+    if (std::this_thread::get_id() == owner_) return *tm_;
+    if (!mine) {
+      auto tm = jtmb_->createTargetMachine();
+      KILN_CHECK(static_cast<bool>(tm), "jit", "LLVM could not create a target machine for a compile thread: ",
+                 take_error(tm.takeError()));
+      mine = std::move(*tm);
+    }
+    return *mine;
   }
 
   std::string init_error_;
   std::string cpu_, features_, target_id_;
-  std::unique_ptr<llvm::TargetMachine> tm_;
+  std::unique_ptr<llvm::TargetMachine> tm_;  // the constructing thread's
+  std::thread::id owner_ = std::this_thread::get_id();
+  std::unique_ptr<llvm::orc::JITTargetMachineBuilder> jtmb_;
   std::unique_ptr<llvm::orc::LLJIT> jit_;
-  std::mutex mu_;
-  uint64_t serial_ = 0;
+  std::mutex mu_;  // held while linking into jit_
+  std::atomic<uint64_t> serial_{0};
 };
 
 }  // namespace
