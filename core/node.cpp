@@ -25,12 +25,12 @@ inline void mix(uint64_t& h, uint64_t v) {
   h = (h ^ v) * 0x100000001B3ull;
 }
 
-// The attributes that are data, like a buffer's contents, not structure:
-// kernels take them as params (jit/lower.h: DataParam), so a training loop's
-// dropout draws new numbers and a new learning rate applies without a new
-// schedule or kernel. A random node's seed and Philox offset (ints[0..1]);
-// a floating-point Full's value (reals[0], and ints[0] that mirrors it for a
-// shape's count).
+// Where the data attributes (node.h: DataAttr) live in a node's attrs, for
+// the structural hash and equality to skip them, and their values for
+// kernels. A random node's seed and Philox offset are ints[0..1]; a
+// floating-point Full's value is reals[0] (and ints[0], which mirrors it for
+// a shape's count). A training loop's dropout thereby draws new numbers,
+// and a new learning rate applies, through the same schedule and kernel.
 struct DataAttrs {
   size_t first_int;  // ints before this index are data
   bool reals;        // reals are data
@@ -115,6 +115,18 @@ bool same_structure(const Node& a, const Node& b) {
   for (size_t i = 0; i < a.inputs.size(); ++i)
     if (!same_structure(*a.inputs[i], *b.inputs[i])) return false;
   return true;
+}
+
+// The values where data_attrs (above) says they are.
+int64_t data_attr_value(const Node& n, DataAttr a) {
+  switch (a) {
+    case DataAttr::Seed: return n.attrs.ints[0];
+    case DataAttr::Offset: return n.attrs.ints[1];
+    case DataAttr::FloatValue: break;
+  }
+  int64_t bits;
+  std::memcpy(&bits, &n.attrs.reals[0], sizeof bits);
+  return bits;
 }
 
 }  // namespace kiln

@@ -78,7 +78,16 @@ NodePtr make_node(Op op, DType dtype, Device device, Shape shape, NodeList input
 NodePtr make_buffer_node(BufferPtr buffer, Shape shape);
 
 // Structural equality: same op, dtype, device, shape, attrs and structurally
-// equal inputs. Buffers compare by dtype and shape only.
+// equal inputs. Buffers compare by dtype and shape only. Attributes that are
+// data (below) do not count.
 bool same_structure(const Node& a, const Node& b);
+
+// The attributes that are data, like a buffer's contents, not structure: a
+// random node's seed and Philox offset, a floating-point Full's value.
+// Kernels take them as params (jit/lower.h: DataParam), so new values need
+// no new schedule and no new kernel.
+enum class DataAttr : int32_t { Seed, Offset, FloatValue };
+// The value of n's data attribute `a` as a kernel param (a double as its 64 bits).
+int64_t data_attr_value(const Node& n, DataAttr a);
 
 }  // namespace kiln

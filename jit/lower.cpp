@@ -29,7 +29,7 @@ ValueId Lowerer::compute(const Node* n, const Idx& idx) {
       // Float64 param, so a new value compiles nothing. An integer one is a
       // constant (index arithmetic, division by it) unless a shape gave it.
       if (is_floating_point(dt)) {
-        ValueId p = data_param(n, DataSource::FloatValue);
+        ValueId p = data_param(n, DataAttr::FloatValue);
         Value f{VOp::Param, DType::Float64};
         f.a = val(p).a;
         return cast(add(f), dt);
@@ -58,8 +58,8 @@ ValueId Lowerer::compute(const Node* n, const Idx& idx) {
     case Op::RandInt: {
       Value v{VOp::Philox, dt};
       v.random_op = n->op;
-      v.a = val(data_param(n, DataSource::Seed)).a;
-      v.b = val(data_param(n, DataSource::Offset)).a;
+      v.a = val(data_param(n, DataAttr::Seed)).a;
+      v.b = val(data_param(n, DataAttr::Offset)).a;
       v.args[0] = ravel(n, idx);
       if (n->op == Op::RandInt) {
         v.i = n->attrs.ints[2];

@@ -2,7 +2,6 @@
 // inside it) becomes a Kernel in the kernel IR plus its runtime params.
 #pragma once
 
-#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <unordered_set>
@@ -13,27 +12,16 @@
 
 namespace kiln::jit {
 
-// A param whose value is data, not structure (core/node.cpp: data_attrs):
-// a random node's seed or Philox offset, a floating-point fill value. A
+// A param whose value is data, not structure (core/node.h: DataAttr): a
+// random node's seed or Philox offset, a floating-point fill value. A
 // schedule found in the cache reads these params from the graph being
-// evaluated, so new values need no new schedule and no new kernel.
-enum class DataSource : int32_t { Seed, Offset, FloatValue };
+// evaluated (data_attr_value), so new values need no new schedule and no
+// new kernel.
 struct DataParam {
   int32_t slot;
-  DataSource source;
+  DataAttr source;
   const Node* node;
 };
-// The param value of n's data attribute `s` (a double as its 64 bits).
-inline int64_t data_param_value(const Node& n, DataSource s) {
-  switch (s) {
-    case DataSource::Seed: return n.attrs.ints[0];
-    case DataSource::Offset: return n.attrs.ints[1];
-    case DataSource::FloatValue: break;
-  }
-  int64_t bits;
-  std::memcpy(&bits, &n.attrs.reals[0], sizeof bits);
-  return bits;
-}
 
 struct Lowered {
   Kernel kernel;

@@ -94,9 +94,9 @@ class Lowerer {
   }
   // The param holding n's data attribute s (a seed, an offset, a float value:
   // lower.h, DataParam), recorded so a cached schedule can refresh it.
-  ValueId data_param(const Node* n, DataSource s) {
+  ValueId data_param(const Node* n, DataAttr s) {
     const size_t before = params_.size();
-    ValueId id = param(n, kData, static_cast<int64_t>(s), data_param_value(*n, s));
+    ValueId id = param(n, kData, static_cast<int64_t>(s), data_attr_value(*n, s));
     if (params_.size() > before) data_.push_back({val(id).a, s, n});
     return id;
   }

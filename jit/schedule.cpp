@@ -403,7 +403,7 @@ Signature sign(const Graph& g, const std::vector<NodePtr>& roots, bool fusion,
 
 struct DataTemplate {
   int32_t slot;
-  DataSource source;
+  DataAttr source;
   uint64_t node;  // the node's number in the signature
 };
 
@@ -559,7 +559,7 @@ Schedule schedule(const std::vector<NodePtr>& roots, const ScheduleOptions& opti
         st.params = t.params;
         for (const DataTemplate& d : t.data) {
           const Node* n = by_index[d.node];
-          st.params[d.slot] = data_param_value(*n, d.source);
+          st.params[d.slot] = data_attr_value(*n, d.source);
           st.data.push_back({d.slot, d.source, n});
         }
         st.parallel_extent = t.parallel_extent;
