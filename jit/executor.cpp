@@ -104,20 +104,27 @@ BufferPtr writable_base(const Node& assign, const Step& scatter, PtrMap<Slot>& s
   return slot->buffer;
 }
 
-// The schedule's kernels that have no code yet, compiled (or loaded from the
-// disk cache) side by side on the runtime's threads before the first step
-// runs, so that a cold evaluation of k new kernels takes about k / threads
-// compiles instead of k (LLVM compiles on one thread). Returns the kernels
-// compiled here: their steps count them as compiled, not as reused. A kernel
-// that fails here is left to its step, which compiles it again and reports
-// the error with the step's context.
+// The schedule's kernels that have no code yet: those in the in-memory
+// cache taken from it, the rest compiled (or loaded from the disk cache)
+// side by side on the runtime's threads before the first step runs, so
+// that a cold evaluation of k new kernels takes about k / threads compiles
+// instead of k (LLVM compiles on one thread). Returns the kernels found or
+// compiled here: their steps count them as a memory hit or a compile, not
+// as reused code. A kernel that fails here is left to its step, which
+// compiles it again and reports the error with the step's context.
 std::unordered_set<const KernelCode*> compile_ahead(const Schedule& s) {
+  std::unordered_set<const KernelCode*> done;
   std::vector<KernelCode*> todo;
   for (const Step& st : s.steps) {
     if (st.kind != StepKind::Kernel || st.code->fn.load(std::memory_order_acquire)) continue;
-    if (std::find(todo.begin(), todo.end(), st.code.get()) == todo.end()) todo.push_back(st.code.get());
+    if (done.count(st.code.get()) || std::find(todo.begin(), todo.end(), st.code.get()) != todo.end()) continue;
+    if (KernelFn fn = memory_cached_kernel(st.code->ir)) {
+      st.code->fn.store(fn, std::memory_order_release);
+      done.insert(st.code.get());
+    } else {
+      todo.push_back(st.code.get());
+    }
   }
-  std::unordered_set<const KernelCode*> done;
   ThreadPool& pool = ThreadPool::instance();
   if (todo.size() < 2 || pool.num_threads() < 2) return done;
   if (jit_log_enabled())

@@ -206,17 +206,22 @@ void clear_memory_kernel_cache() {
   memory().clear();
 }
 
+namespace {
+KernelFn memory_hit(const Kernel& k, const std::string& key) {
+  std::lock_guard<std::mutex> lock(memory_mu());
+  auto it = memory().find(key);
+  if (it == memory().end()) return nullptr;
+  ++counters().cache_hits_memory;
+  if (jit_log_enabled()) jit_log("kernel " + k.name + ": memory cache hit");
+  return it->second;
+}
+}  // namespace
+
+KernelFn memory_cached_kernel(const Kernel& k) { return memory_hit(k, k.key()); }
+
 KernelFn compiled_kernel(const Kernel& k) {
   std::string key = k.key();
-  {
-    std::lock_guard<std::mutex> lock(memory_mu());
-    auto it = memory().find(key);
-    if (it != memory().end()) {
-      ++counters().cache_hits_memory;
-      if (jit_log_enabled()) jit_log("kernel " + k.name + ": memory cache hit");
-      return it->second;
-    }
-  }
+  if (KernelFn fn = memory_hit(k, key)) return fn;
   codegen::Backend& be = codegen::cpu_backend();
   std::optional<Entry> entry = entry_for(key);
   KernelFn fn = nullptr;

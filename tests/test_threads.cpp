@@ -244,6 +244,24 @@ TEST_CASE("threads: a cold evaluation compiles its new kernels side by side on t
   };
   const auto one = run(1), two = run(2);
   CHECK(one == two);
+  {
+    // A new schedule whose kernels the memory cache holds: three memory
+    // hits, nothing compiled, the pool not asked to compile
+    jit::clear_schedule_cache();
+    std::vector<std::string> lines;
+    jit::set_jit_log(true, [&](const std::string& l) { lines.push_back(l); });
+    const JitStats s0 = kiln::stats();
+    Tensor c = x.sum(0), r = std::get<0>(x.max(1)), e = (x * 2.0f).exp();
+    eval(c, r, e);
+    const JitStats s1 = kiln::stats();
+    jit::set_jit_log(false);
+    CHECK(s1.kernels_compiled == s0.kernels_compiled);
+    CHECK(s1.cache_hits_memory - s0.cache_hits_memory == 3);
+    int ahead = 0;
+    for (const std::string& l : lines) ahead += l.find("side by side") != std::string::npos;
+    CHECK(ahead == 0);
+    CHECK((std::vector<std::vector<uint64_t>>{bits(c), bits(r), bits(e)}) == one);
+  }
   // by hand: column 0 holds x[0], x[5], ... = i % 7 for i = 0, 5, 10, 15, 20, 25
   float col0 = 0;
   for (int i = 0; i < 30; i += 5) col0 += 0.25f * static_cast<float>(i % 7) - 0.5f;
