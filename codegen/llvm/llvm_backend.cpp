@@ -245,7 +245,8 @@ class LLVMBackend final : public Backend {
 
   // Lowers k to a fresh module in ctx with its entry function named `symbol`,
   // verifies it and runs the kernel pipeline (pipeline.cpp: O2's passes
-  // that these loops use, a third less compile time). Called under mu_.
+  // that these loops use, a third less compile time) for tm, the calling
+  // thread's target machine.
   std::unique_ptr<llvm::Module> build_module(const jit::Kernel& k, const std::string& symbol,
                                              llvm::LLVMContext& ctx, llvm::TargetMachine& tm) {
     auto mod = std::make_unique<llvm::Module>(symbol, ctx);
