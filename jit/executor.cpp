@@ -4,6 +4,7 @@
 #include "jit/executor.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <unordered_set>
 #include <vector>
@@ -127,11 +128,16 @@ std::unordered_set<const KernelCode*> compile_ahead(const Schedule& s) {
   }
   ThreadPool& pool = ThreadPool::instance();
   if (todo.size() < 2 || pool.num_threads() < 2) return done;
+  const int64_t threads = std::min<int64_t>(pool.num_threads(), static_cast<int64_t>(todo.size()));
   if (jit_log_enabled())
-    jit_log("compiling " + std::to_string(todo.size()) + " kernels side by side on " +
-            std::to_string(std::min<int64_t>(pool.num_threads(), static_cast<int64_t>(todo.size()))) + " threads");
-  pool.parallel_for(static_cast<int64_t>(todo.size()), [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) {
+    jit_log("compiling " + std::to_string(todo.size()) + " kernels side by side on " + std::to_string(threads) +
+            " threads");
+  // Each thread takes the next kernel when it is done with one: compiles
+  // differ in length (an add against a softmax), and a thread that the
+  // machine runs late then holds up at most the kernel it is on.
+  std::atomic<size_t> next{0};
+  pool.parallel_for(threads, [&](int64_t, int64_t) {
+    for (size_t i = next++; i < todo.size(); i = next++) {
       try {
         todo[i]->fn.store(compiled_kernel(todo[i]->ir), std::memory_order_release);
       } catch (...) {
