@@ -422,6 +422,38 @@ TEST_CASE("llvm: strided 2-D add with runtime params, one kernel for two shapes,
   run(fn, {&A, &B, &O4}, {3, 2, 4, 2, 1, 2}, 2, 2);  // empty slice: nothing happens
 }
 
+TEST_CASE("llvm: loop strength reduction runs on loops that step by a runtime stride, only there") {
+  KILN_SKIP_WITHOUT_LLVM();
+  // out[i*p1 + j] = 2 a[i*p2 + j*p3]: the inner loop reads with stride p3
+  // (x[:, ::2] * 2), an address that strength reduction turns into a pointer
+  // bump (LSR's phis are named lsr.iv); a contiguous row (a[i*p2 + j]) is one
+  // addressing mode already and is left alone
+  for (bool strided : {true, false}) {
+    CAPTURE(strided);
+    KB kb(strided ? "strided" : "rows");
+    const int a = kb.buffer(kFloat32, false), out = kb.buffer(kFloat32, true);
+    const ValueId i = kb.idx(0), j = kb.idx(1);
+    const ValueId ia = kb.add(kb.mul(i, kb.param(2)), strided ? kb.mul(j, kb.param(3)) : j);
+    const ValueId io = kb.add(kb.mul(i, kb.param(1)), j);
+    const ValueId x = kb.load(a, ia);
+    kb.k.body.push_back(loop(0, kb.param(0), true, {loop(1, kb.param(1), false, {store(out, io, kb.add(x, x))})}));
+    const codegen::CompiledKernel ck = be().compile(kb.k, true, false);
+    REQUIRE(static_cast<bool>(ck.fn));
+    CHECK((ck.llvm_ir.find("%lsr.iv") != std::string::npos) == strided);
+    // and it computes: 3 rows of 37, from a [3, 111] buffer read with step 3
+    // (strided) or a [3, 40] one read row by row
+    Buf A(kFloat32, 333), O(kFloat32, 111);
+    for (int x = 0; x < 333; ++x) A.as<float>()[x] = static_cast<float>(x);
+    const int64_t row = strided ? 111 : 40;
+    run(ck.fn, {&A, &O}, {3, 37, row, strided ? 3 : 1}, 0, 3);
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 37; ++c) {
+        const int64_t from = r * row + c * (strided ? 3 : 1);
+        CHECK(O.as<float>()[r * 37 + c] == 2.0f * static_cast<float>(from));
+      }
+  }
+}
+
 TEST_CASE("llvm: a Float64 Param reads the slot's 64 bits as a double") {
   KILN_SKIP_WITHOUT_LLVM();
   // out[i] = x[i] / p1 (p1 holds a double's bits), over p0 elements

@@ -96,7 +96,7 @@ class LLVMBackend final : public Backend {
  public:
   LLVMBackend() {
     llvm::InitializeNativeTarget();
-    disable_epilogue_vectorization();
+    set_llvm_options();
     llvm::InitializeNativeTargetAsmPrinter();
     llvm::InitializeNativeTargetAsmParser();
     auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
@@ -225,21 +225,26 @@ class LLVMBackend final : public Backend {
   }
 
  private:
-  // The loop vectorizer's second, narrower vector loop for a loop's
-  // remainder doubles the code of every loop (and of the inlined exp / log
-  // in it) for at most 15 elements a row: off, it compiles a softmax kernel
-  // in 24 ms instead of 44 (with the codegen level above). The switch is one
-  // of LLVM's process-wide options, set once; it is left alone when this
-  // LLVM lacks it or the process set it already (the parse reports to a
-  // string instead of exiting).
-  static void disable_epilogue_vectorization() {
+  // Two of LLVM's process-wide options, set once; each is left alone when
+  // this LLVM lacks it (the parse reports to a string instead of exiting).
+  // - The loop vectorizer's second, narrower vector loop for a loop's
+  //   remainder doubles the code of every loop (and of the inlined exp / log
+  //   in it) for at most 15 elements a row: off, it compiles a softmax kernel
+  //   in 24 ms instead of 44 (with the codegen level above).
+  // - Code generation's loop strength reduction on every loop: the kernel
+  //   pipeline runs it on the loops that need it instead (pipeline.cpp,
+  //   StrengthReduceStridedLoops).
+  static void set_llvm_options() {
     static std::once_flag once;
     std::call_once(once, [] {
-      if (!llvm::cl::getRegisteredOptions().count("enable-epilogue-vectorization")) return;
-      const char* argv[] = {"kiln", "-enable-epilogue-vectorization=false"};
+      const auto& known = llvm::cl::getRegisteredOptions();
+      std::vector<const char*> argv = {"kiln"};
+      if (known.count("enable-epilogue-vectorization")) argv.push_back("-enable-epilogue-vectorization=false");
+      if (known.count("disable-lsr")) argv.push_back("-disable-lsr");
+      if (argv.size() == 1) return;
       std::string errors;
       llvm::raw_string_ostream es(errors);
-      (void)llvm::cl::ParseCommandLineOptions(2, argv, "", &es);
+      (void)llvm::cl::ParseCommandLineOptions(static_cast<int>(argv.size()), argv.data(), "", &es);
     });
   }
 
