@@ -131,6 +131,13 @@ std::vector<Case> make_cases(const Size& sz, Inputs& in) {
        .build = [=] { return x.reshape({R / 16, 16, C}).sum({0, 1}); },
        IMPLS(colsum, px, R, C),
        .torch = TORCH_IMPL([=] { return tx.reshape({R / 16, 16, C}).sum(std::vector<int64_t>{0, 1}); }), .check_tol = 1e-3},
+      // Row sums of x's transpose: x's column sums again, read through a
+      // view whose rows are x's columns (a gradient's sum over a transposed
+      // operand).
+      {.name = "rowsum_t", .expr = "x.t().sum(1)", .shape = rc, .n = N, .min_bytes = f * (N + C),
+       .out_n = C, .build = [=] { return x.t().sum(1); },
+       IMPLS(colsum, px, R, C),
+       .torch = TORCH_IMPL([=] { return tx.t().sum(1); }), .check_tol = 1e-3},
       {.name = "softmax", .expr = "x.softmax(1)", .shape = rc, .n = N, .min_bytes = f * 2.0 * N,
        .out_n = N, .build = [=] { return x.softmax(1); },
        IMPLS(softmax, px, R, C),

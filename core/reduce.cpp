@@ -174,6 +174,109 @@ NodePtr staged_reduction(Op op, DType out, const NodePtr& x, const Shape& rdims)
   return reshape_node(cast_node(v, out), kept);
 }
 
+// The strides of the stored memory that x reads in order, through a view
+// (x.t(), x.permute(...)) directly or under elementwise ops; empty when x
+// is stored itself (its order is its shape's) or reads nothing through a
+// view of x's own shape. A broadcast input (a zero stride) says nothing.
+Shape view_strides_under(const Node* x, int budget) {
+  if (--budget < 0 || x->op == Op::Buffer || x->realized) return {};
+  switch (x->cls()) {
+    case OpClass::View: {
+      const Node* in = x->inputs[0].get();
+      if (in->op != Op::Buffer && !in->realized) return {};
+      Shape st(x->attrs.ints.begin() + 1, x->attrs.ints.end());
+      for (size_t d = 0; d < st.size(); ++d)
+        if (x->shape[d] > 1 && st[d] == 0) return {};
+      return st;
+    }
+    case OpClass::Unary:
+    case OpClass::Binary:
+    case OpClass::Ternary:
+      for (const NodePtr& in : x->inputs)
+        if (in->shape == x->shape)
+          if (Shape st = view_strides_under(in.get(), budget); !st.empty()) return st;
+      return {};
+    default: return {};
+  }
+}
+
+// The permutation p for which x.permute(p) walks x's memory in order (the
+// dims of more than one element by decreasing stride, dims of one element
+// in place); empty when x's dims are in that order already or the layout
+// is unknown or overlapping.
+Shape memory_order(const NodePtr& x) {
+  const Shape st = view_strides_under(x.get(), 8);
+  if (st.empty()) return {};
+  Shape dims;  // the dims of more than one element, in logical order
+  for (int64_t d = 0; d < x->rank(); ++d)
+    if (x->shape[d] > 1) dims.push_back(d);
+  Shape sorted = dims;
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [&](int64_t a, int64_t b) { return std::abs(st[a]) > std::abs(st[b]); });
+  for (size_t k = 1; k < sorted.size(); ++k)
+    if (std::abs(st[sorted[k]]) == std::abs(st[sorted[k - 1]])) return {};
+  if (sorted == dims) return {};
+  Shape p(x->shape.size());
+  for (int64_t d = 0; d < x->rank(); ++d) p[d] = d;
+  for (size_t k = 0; k < dims.size(); ++k) p[dims[k]] = sorted[k];
+  return p;
+}
+
+// x.permute(p) as one view: of x's stored input when x is a view itself.
+NodePtr permute_node(const NodePtr& x, const Shape& p) {
+  const bool view_of_stored = x->cls() == OpClass::View &&
+                              (x->inputs[0]->op == Op::Buffer || x->inputs[0]->realized);
+  const NodePtr& base = view_of_stored ? x->inputs[0] : x;
+  const Shape st = view_of_stored ? Shape(x->attrs.ints.begin() + 1, x->attrs.ints.end()) : contiguous_strides(x->shape);
+  Shape shape(p.size());
+  Attrs a;
+  a.ints.push_back(view_of_stored ? x->attrs.ints[0] : 0);
+  for (size_t k = 0; k < p.size(); ++k) {
+    shape[k] = x->shape[p[k]];
+    a.ints.push_back(st[p[k]]);
+  }
+  return make_node(Op::AsStrided, x->dtype, x->device, std::move(shape), {base}, std::move(a));
+}
+
+// The reduction of x over rdims, in the form its shape calls for.
+NodePtr reduction(Op op, DType out, const NodePtr& x, const Shape& rdims) {
+  NodePtr r;
+  if (static_cast<int64_t>(rdims.size()) == x->rank()) r = split_full_reduction(op, out, x);
+  else if (rdims.size() == 1) r = blocked_column_reduction(op, out, x, rdims);
+  else r = staged_reduction(op, out, x, rdims);
+  return r ? r : reduce_node(op, out, x, rdims);
+}
+
+// A reduction of a permuted view (x.t().sum(1), x.permute(...).sum(d), or
+// elementwise work on one) runs over the dims in memory order: the view
+// x.permute(p), reduced over the same dims under their new positions, the
+// result permuted back (a view: its kept dims are few, or of one element).
+// Read in logical order, each element would be a new cache line: a row sum
+// of x.t() took 35 ms where the column sum of x takes 1.3 ms. The blocked
+// and staged forms above then see the layout as it is. Results are those of
+// a reduction in memory order, as PyTorch's.
+NodePtr reduction_in_memory_order(Op op, DType out, const NodePtr& x, const Shape& rdims) {
+  const bool eligible = x->numel() >= kColumnMinElements &&
+                        (op == Op::Sum || op == Op::Prod || op == Op::Max || op == Op::Min);
+  const Shape p = eligible ? memory_order(x) : Shape{};
+  if (p.empty()) return reduction(op, out, x, rdims);
+  Shape moved, back(p.size()), kept_dims;
+  for (size_t k = 0; k < p.size(); ++k) {
+    back[p[k]] = static_cast<int64_t>(k);
+    if (std::binary_search(rdims.begin(), rdims.end(), p[k])) moved.push_back(static_cast<int64_t>(k));
+    else if (x->shape[p[k]] > 1) kept_dims.push_back(p[k]);
+  }
+  NodePtr r = reduction(op, out, permute_node(x, p), moved);
+  // kept dims still in x's order (a sum over the transposed dim of a
+  // matrix): the result's elements are in place, a reshape
+  if (std::is_sorted(kept_dims.begin(), kept_dims.end())) {
+    Shape kept = x->shape;
+    for (int64_t d : rdims) kept[d] = 1;
+    return reshape_node(r, kept);
+  }
+  return permute_node(r, back);
+}
+
 // One primitive reduction node over `dims` (normalized) of t cast to `in`.
 Tensor reduce(const Tensor& t, Op op, const Shape& dims, bool keepdim, DType in, DType out,
               const char* name) {
@@ -184,11 +287,7 @@ Tensor reduce(const Tensor& t, Op op, const Shape& dims, bool keepdim, DType in,
     x = reshape_node(x, {1});
     rdims = {0};
   }
-  NodePtr r;
-  if (static_cast<int64_t>(rdims.size()) == x->rank()) r = split_full_reduction(op, out, x);
-  else if (rdims.size() == 1) r = blocked_column_reduction(op, out, x, rdims);
-  else r = staged_reduction(op, out, x, rdims);
-  if (!r) r = reduce_node(op, out, x, rdims);
+  NodePtr r = reduction_in_memory_order(op, out, x, rdims);
   const Shape& kept = r->shape;
   Shape final_shape;
   if (!scalar) {

@@ -1,8 +1,9 @@
 // Lowering views (AsStrided nodes): the index of a view's input read at
 // the view's index. Broadcasts and reshapes adding or dropping size-1 dims
 // map dim by dim exactly; a strided slice of a value computed inline maps
-// each dim on its own (no division); anything else goes through the flat
-// position in the input's row-major layout.
+// each dim on its own (no division), and so does a permutation of one;
+// anything else goes through the flat position in the input's row-major
+// layout.
 #include <cstdint>
 
 #include "jit/lowerer.h"
@@ -52,7 +53,7 @@ ValueId Lowerer::view(const Node* n, const Idx& idx) {
   // many dims, none merged): each dim maps on its own, with no division.
   if (!stored(x)) {
     Idx xi;
-    if (slice_of(n, x, idx, xi)) return value(x, xi);
+    if (slice_of(n, x, idx, xi) || permutation_of(n, x, idx, xi)) return value(x, xi);
   }
   // General: the flat position in x's row-major layout.
   ValueId flat = a[0] == 0 ? iconst(0) : param(n, kViewOffset, 0, a[0]);
@@ -92,6 +93,32 @@ bool Lowerer::slice_of(const Node* n, const Node* x, const Idx& idx, Idx& xi) {
     else if (step[d] != 1 || x->shape[d] != n->shape[d]) i = imul(i, param(n, kSliceStep, d, step[d]));
     xi[d] = a[0] == 0 ? i : iadd(i, param(n, kSliceStart, d, start[d]));
   }
+  return true;
+}
+
+// Whether view n of x is a permutation of x's dims (x.t(), x.permute(...)
+// of a value computed inline; dims of one element may come and go); if so
+// xi gets x's index, each of x's dims read at one of n's loop variables.
+bool Lowerer::permutation_of(const Node* n, const Node* x, const Idx& idx, Idx& xi) {
+  const auto& a = n->attrs.ints;
+  if (a[0] != 0 || n->numel() != x->numel() || n->numel() == 0) return false;
+  const Shape xs = contiguous_strides(x->shape);
+  const int64_t xr = x->rank();
+  Idx out(static_cast<size_t>(xr), -1);
+  for (int64_t d = 0; d < n->rank(); ++d) {
+    if (n->shape[d] == 1) continue;
+    int64_t from = -1;
+    for (int64_t k = 0; k < xr && from < 0; ++k)
+      if (out[k] < 0 && x->shape[k] == n->shape[d] && xs[k] == a[1 + d]) from = k;
+    if (from < 0) return false;
+    out[from] = idx[d];
+  }
+  for (int64_t k = 0; k < xr; ++k)
+    if (out[k] < 0) {
+      if (x->shape[k] != 1) return false;
+      out[k] = iconst(0);
+    }
+  xi = std::move(out);
   return true;
 }
 

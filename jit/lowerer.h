@@ -206,6 +206,7 @@ class Lowerer {
   // ---- lower_views.cpp ----
   ValueId view(const Node* n, const Idx& idx);
   bool slice_of(const Node* n, const Node* x, const Idx& idx, Idx& xi);
+  bool permutation_of(const Node* n, const Node* x, const Idx& idx, Idx& xi);
 
   // ---- lower_reduce.cpp: reductions inside a row kernel ----
   struct Row {

@@ -494,10 +494,59 @@ TEST_CASE("jit fusion: a reduction over several dims, some not innermost, runs i
   CHECK(kernels(data({4, 8, 16}).sum({0, 1})) == 1);
 }
 
-TEST_CASE("jit fusion: a strided slice of a computed value maps dim by dim, without division") {
+TEST_CASE("jit fusion: a reduction of a permuted view runs over the dims in memory order") {
+  // x.t().sum(1) is x's column sum: read row by row of x.t(), each element
+  // would be a new cache line. It runs as x.sum(0) does, levels of
+  // contiguous row-block sums (300 rows -> 37 -> 4), with no index division.
+  Tensor x = data({300, 60});
+  Tensor s = x.t().sum(1);
+  CHECK(s.sizes() == Shape{60});
+  jit::Schedule p = plan(s);
+  REQUIRE(p.steps.size() == plan(x.sum(0)).steps.size());
+  CHECK(p.steps[0].parallel_extent == 37);
+  CHECK(p.steps[1].parallel_extent == 4);
+  for (size_t k = 0; k < 2; ++k)
+    for (const jit::Value& v : p.steps[k].code->ir.values) CHECK((v.op != jit::VOp::Div && v.op != jit::VOp::Mod));
+  std::vector<double> want(60, 0.0);  // by hand, in double
+  for (int i = 0; i < 300; ++i)
+    for (int j = 0; j < 60; ++j) want[j] += std::sin(0.7 * (i * 60 + j) + 0.3);
+  std::vector<float> got = s.to_vector<float>();
+  for (int j = 0; j < 60; ++j) CHECK(got[j] == doctest::Approx(want[j]).epsilon(1e-6));
+  check_values(s, 1e-6);
+  check_values(x.t().sum(1, true), 1e-6);
+  CHECK(kernels(x.t().sum(0)) == 1);  // x's row sums: one kernel, as x.sum(1)
+  check_values(x.t().sum(0), 1e-6);
+  check_values(x.t().amax({1}));
+  check_values((x * 3).to(kLong).t().sum(1));  // integers: exact
+  // elementwise work on the view: the same levels, computing exp inline
+  Tensor e = x.t().exp().sum(1);
+  jit::Schedule pe = plan(e);
+  CHECK(pe.steps.size() == plan(x.exp().sum(0)).steps.size());
+  for (const jit::Value& v : pe.steps[0].code->ir.values) CHECK((v.op != jit::VOp::Div && v.op != jit::VOp::Mod));
+  check_values(e, 1e-6);
+  check_values((x.t() * data({60, 300}, 2)).sum(1), 1e-6);
+  // three dims: the kept dim's elements in place ([32, 16, 64] over x's
+  // [16, 64, 32] reduces x's dims 0 and 1: staged as x.sum({0, 1}))
+  Tensor x3 = data({16, 64, 32});
+  Tensor z = x3.permute({2, 0, 1}).sum({1, 2});
+  CHECK(kernels(z) == kernels(x3.sum({0, 1})));
+  check_values(z, 1e-6);
+  // kept dims in another order than in memory: the result is viewed back
+  Tensor w = data({8, 40, 64}).permute({2, 1, 0});  // [64, 40, 8]
+  CHECK(w.sum(1).sizes() == Shape{64, 8});
+  check_values(w.sum(1), 1e-6);
+  check_values(w.sum(1, true) + 1, 1e-6);
+  check_values(w.amin({0}), 1e-6);
+  // small inputs (cache-resident) keep one kernel
+  CHECK(kernels(data({10, 10}).t().sum(1)) == 1);
+}
+
+TEST_CASE("jit fusion: a strided slice or a permutation of a computed value maps dim by dim, without division") {
   Tensor a = data({12, 10}), b = data({12, 10}, 2);
+  Tensor c = data({4, 6, 5});
   for (const Tensor& v : {(a * b).index({Slice(1, None, 3), Slice(None, None, 2)}),
-                          (a + 1).index({Slice(2, 9), Slice(3, 4)}), (a * b).select(0, 5).unsqueeze(0)}) {
+                          (a + 1).index({Slice(2, 9), Slice(3, 4)}), (a * b).select(0, 5).unsqueeze(0),
+                          (a * b).t(), (c + 1).permute({2, 0, 1}), (c * 2).permute({1, 2, 0}).unsqueeze(1)}) {
     jit::Schedule p = plan(v * 2);
     REQUIRE(p.steps.size() == 1);
     for (const jit::Value& x : p.steps[0].code->ir.values)
