@@ -4,6 +4,7 @@
 // The graph itself lives in core/ and never appears in this header.
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -216,6 +217,19 @@ class Tensor {
   Tensor min(const Tensor& other, KILN_LOC) const { return minimum(other, loc); }
   Tensor amax(const Shape& dims = {}, bool keepdim = false, KILN_LOC) const;
   Tensor amin(const Shape& dims = {}, bool keepdim = false, KILN_LOC) const;
+  // x.amax(1), x.var(1), x.std(0): one dim, as in PyTorch's Python (an int
+  // literal would otherwise convert to bool `unbiased` as well as to the
+  // dim). Templates, so that x.amax({}) stays "every dim".
+  template <std::integral I>
+    requires(!std::same_as<I, bool>)
+  Tensor amax(I dim, bool keepdim = false, KILN_LOC) const {
+    return amax(Shape{static_cast<int64_t>(dim)}, keepdim, loc);
+  }
+  template <std::integral I>
+    requires(!std::same_as<I, bool>)
+  Tensor amin(I dim, bool keepdim = false, KILN_LOC) const {
+    return amin(Shape{static_cast<int64_t>(dim)}, keepdim, loc);
+  }
   Tensor argmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false, KILN_LOC) const;
   Tensor argmin(std::optional<int64_t> dim = std::nullopt, bool keepdim = false, KILN_LOC) const;
   // unbiased=true divides by N-1, as torch.var's default.
@@ -225,6 +239,16 @@ class Tensor {
   Tensor std(bool unbiased = true, KILN_LOC) const;
   Tensor std(const Shape& dims, bool unbiased = true, bool keepdim = false, KILN_LOC) const;
   Tensor std(int64_t dim, bool unbiased = true, bool keepdim = false, KILN_LOC) const;
+  template <std::integral I>
+    requires(!std::same_as<I, bool>)
+  Tensor var(I dim, bool unbiased = true, bool keepdim = false, KILN_LOC) const {
+    return var(static_cast<int64_t>(dim), unbiased, keepdim, loc);
+  }
+  template <std::integral I>
+    requires(!std::same_as<I, bool>)
+  Tensor std(I dim, bool unbiased = true, bool keepdim = false, KILN_LOC) const {
+    return std(static_cast<int64_t>(dim), unbiased, keepdim, loc);
+  }
   Tensor all(KILN_LOC) const;
   Tensor all(int64_t dim, bool keepdim = false, KILN_LOC) const;
   Tensor any(KILN_LOC) const;
