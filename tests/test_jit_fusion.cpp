@@ -4,7 +4,10 @@
 // against the reference evaluator.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <numeric>
+#include <random>
 
 #include "codegen/backend.h"
 #include "core/reference/evaluate.h"
@@ -539,6 +542,61 @@ TEST_CASE("jit fusion: a reduction of a permuted view runs over the dims in memo
   check_values(w.amin({0}), 1e-6);
   // small inputs (cache-resident) keep one kernel
   CHECK(kernels(data({10, 10}).t().sum(1)) == 1);
+}
+
+TEST_CASE("jit fusion: reductions of random permuted views equal those of an evaluated copy") {
+  // The oracle reduces the same values stored contiguously (evaluated
+  // first, so no permutation is left to rewrite): sum and mean within
+  // float32 rounding of another order, amax / amin exactly.
+  std::mt19937 rng(20261201);
+  const int64_t sizes[] = {1, 3, 8, 17, 32, 64, 130, 300};
+  for (int round = 0; round < 30; ++round) {
+    const int64_t rank = 2 + static_cast<int64_t>(rng() % 3);
+    Shape s(static_cast<size_t>(rank));
+    do {
+      for (int64_t& d : s) d = sizes[rng() % 8];
+    } while (s.numel() < (1 << 14) || s.numel() > (1 << 18));
+    Shape p(static_cast<size_t>(rank));
+    std::iota(p.begin(), p.end(), int64_t{0});
+    std::shuffle(p.begin(), p.end(), rng);
+    Shape dims;
+    for (int64_t d = 0; d < rank; ++d)
+      if (rng() % 2) dims.push_back(d);
+    if (dims.empty()) dims.push_back(static_cast<int64_t>(rng() % static_cast<uint32_t>(rank)));
+    const bool keep = rng() % 2;
+    const int form = static_cast<int>(rng() % 3), op = static_cast<int>(rng() % 4);
+    CAPTURE(s);
+    CAPTURE(p);
+    CAPTURE(dims);
+    CAPTURE(keep);
+    CAPTURE(form);
+    CAPTURE(op);
+    auto values = [&](const Tensor& v) {
+      return form == 0 ? v : form == 1 ? v * 2 + 1 : (v * 0.5).exp();
+    };
+    auto reduce = [&](const Tensor& t) {
+      switch (op) {
+        case 0: return t.sum(dims, keep);
+        case 1: return t.amax(dims, keep);
+        case 2: return t.amin(dims, keep);
+        default: return t.mean(dims, keep);
+      }
+    };
+    Tensor x = data(s);
+    Tensor got = reduce(values(x.permute(p)));
+    Tensor stored = values(x.permute(p)).contiguous();
+    stored.eval();
+    Tensor want = reduce(stored);
+    REQUIRE(got.sizes() == want.sizes());
+    const std::vector<double> g = got.to_vector<double>(), w = want.to_vector<double>();
+    size_t bad = 0, first = w.size();
+    for (size_t i = 0; i < w.size(); ++i) {
+      const bool ok = (op == 1 || op == 2) ? g[i] == w[i] : g[i] == doctest::Approx(w[i]).epsilon(1e-5);
+      if (!ok && bad++ == 0) first = i;
+    }
+    CAPTURE(first);
+    CHECK(bad == 0);
+  }
 }
 
 TEST_CASE("jit fusion: a strided slice or a permutation of a computed value maps dim by dim, without division") {
