@@ -597,6 +597,24 @@ TEST_CASE("jit fusion: reductions of random permuted views equal those of an eva
     CAPTURE(first);
     CHECK(bad == 0);
   }
+  // views that are not plain permutations: strided and offset slices of a
+  // transpose (a permutation of strides that skip), a broadcast (a zero
+  // stride: left as it is), an overlapping as_strided (equal strides: left)
+  Tensor x = data({512, 300});
+  const std::vector<Tensor> views = {x.index({Slice(None, None, 2), Slice()}).t(),
+                                     x.index({Slice(1, None), Slice(2, 200, 3)}).t(),
+                                     x.index({0}).expand({200, 300}).t(), x.as_strided({300, 500}, {1, 1}),
+                                     x.as_strided({300, 500}, {1, 300})};
+  for (size_t k = 0; k < views.size(); ++k) {
+    CAPTURE(k);
+    Tensor stored = views[k].contiguous();
+    stored.eval();
+    const std::vector<double> g = views[k].sum(1).to_vector<double>(), w = stored.sum(1).to_vector<double>();
+    REQUIRE(g.size() == w.size());
+    size_t bad = 0;
+    for (size_t i = 0; i < w.size(); ++i) bad += !(g[i] == doctest::Approx(w[i]).epsilon(1e-5));
+    CHECK(bad == 0);
+  }
 }
 
 TEST_CASE("jit fusion: a strided slice or a permutation of a computed value maps dim by dim, without division") {
