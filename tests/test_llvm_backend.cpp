@@ -435,8 +435,8 @@ TEST_CASE("llvm: loop strength reduction runs on loops that step by a runtime st
     const ValueId i = kb.idx(0), j = kb.idx(1);
     const ValueId ia = kb.add(kb.mul(i, kb.param(2)), strided ? kb.mul(j, kb.param(3)) : j);
     const ValueId io = kb.add(kb.mul(i, kb.param(1)), j);
-    const ValueId x = kb.load(a, ia);
-    kb.k.body.push_back(loop(0, kb.param(0), true, {loop(1, kb.param(1), false, {store(out, io, kb.add(x, x))})}));
+    const ValueId v = kb.load(a, ia);
+    kb.k.body.push_back(loop(0, kb.param(0), true, {loop(1, kb.param(1), false, {store(out, io, kb.add(v, v))})}));
     const codegen::CompiledKernel ck = be().compile(kb.k, true, false);
     REQUIRE(static_cast<bool>(ck.fn));
     CHECK((ck.llvm_ir.find("%lsr.iv") != std::string::npos) == strided);
