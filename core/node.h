@@ -61,6 +61,10 @@ struct Node {
   OpClass cls() const { return op_class(op); }
 };
 
+// Whether a node already has a value in memory: a buffer, or a node
+// evaluated as a target.
+inline bool has_value(const Node& n) { return n.op == Op::Buffer || n.realized != nullptr; }
+
 // A NodeList of the given nodes, moved in where they are rvalues: a braced
 // `{a, b}` copies each element out of its initializer_list (an atomic
 // reference-count increment and decrement per node per op, a measurable

@@ -144,7 +144,7 @@ NodePtr staged_reduction(Op op, DType out, const NodePtr& x, const Shape& rdims)
   while (base->op == Op::AsStrided && base->attrs.ints[0] == 0 && base->inputs[0]->numel() == base->numel() &&
          Shape(base->attrs.ints.begin() + 1, base->attrs.ints.end()) == contiguous_strides(base->shape))
     base = base->inputs[0];
-  const bool merge = base->op == Op::Buffer || base->realized != nullptr;
+  const bool merge = has_value(*base);
   auto reduced = [&](int64_t d) { return std::binary_search(rdims.begin(), rdims.end(), d); };
   Shape shape, dims;  // x's shape with adjacent reduced dims merged, and its reduced dims
   for (int64_t d = 0; d < x->rank(); ++d) {
@@ -174,16 +174,19 @@ NodePtr staged_reduction(Op op, DType out, const NodePtr& x, const Shape& rdims)
   return reshape_node(cast_node(v, out), kept);
 }
 
+// Whether x is a view of a value in memory: its attrs are then strides
+// into that memory.
+bool views_stored(const Node& x) { return x.cls() == OpClass::View && has_value(*x.inputs[0]); }
+
 // The strides of the stored memory that x reads in order, through a view
 // (x.t(), x.permute(...)) directly or under elementwise ops; empty when x
 // is stored itself (its order is its shape's) or reads nothing through a
 // view of x's own shape. A broadcast input (a zero stride) says nothing.
 Shape view_strides_under(const Node* x, int budget) {
-  if (--budget < 0 || x->op == Op::Buffer || x->realized) return {};
+  if (--budget < 0 || has_value(*x)) return {};
   switch (x->cls()) {
     case OpClass::View: {
-      const Node* in = x->inputs[0].get();
-      if (in->op != Op::Buffer && !in->realized) return {};
+      if (!views_stored(*x)) return {};
       Shape st(x->attrs.ints.begin() + 1, x->attrs.ints.end());
       for (size_t d = 0; d < st.size(); ++d)
         if (x->shape[d] > 1 && st[d] == 0) return {};
@@ -224,8 +227,7 @@ Shape memory_order(const NodePtr& x) {
 
 // x.permute(p) as one view: of x's stored input when x is a view itself.
 NodePtr permute_node(const NodePtr& x, const Shape& p) {
-  const bool view_of_stored = x->cls() == OpClass::View &&
-                              (x->inputs[0]->op == Op::Buffer || x->inputs[0]->realized);
+  const bool view_of_stored = views_stored(*x);
   const NodePtr& base = view_of_stored ? x->inputs[0] : x;
   const Shape st = view_of_stored ? Shape(x->attrs.ints.begin() + 1, x->attrs.ints.end()) : contiguous_strides(x->shape);
   Shape shape(p.size());

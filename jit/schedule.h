@@ -155,7 +155,7 @@ bool matmul_recomputed(const Node& n);
 // node, or a matmul computed inline.
 inline bool reduces(const Node& n) { return is_reduction(n.op) || matmul_inline(n); }
 
-// Whether a node already has a value in memory.
-inline bool has_value(const Node& n) { return n.op == Op::Buffer || n.realized != nullptr; }
+// Whether a node already has a value in memory (core/node.h).
+using kiln::has_value;
 
 }  // namespace kiln::jit
