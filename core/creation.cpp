@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 
+#include "core/layout.h"
 #include "core/ops_common.h"
 #include "core/provenance.h"
 
@@ -207,29 +208,37 @@ Tensor linspace(Scalar start, Scalar end, int64_t steps, const TensorOptions& o,
   return finish(make_node(Op::Linspace, dt, o.device(), {steps}, {}, std::move(a)), o, "linspace");
 }
 
-namespace {
-TensorOptions like(const Tensor& t, const TensorOptions& o) {
+TensorOptions like_options(const Tensor& t, const TensorOptions& o) {
   KILN_CHECK(t.defined(), "like", "expected a defined tensor but got an undefined one");
   TensorOptions r = TensorOptions(o.dtype_or(t.dtype())).device(o.has_device() ? o.device() : t.device());
   return r.requires_grad(o.requires_grad());
 }
-}  // namespace
 
+// The *_like factories keep t's dense layout (PyTorch's preserve_format):
+// the factory's value is made in t's memory order.
 Tensor empty_like(const Tensor& t, const TensorOptions& o, SourceLoc loc) {
   const LocScope at(loc);
-  return empty(t.sizes(), like(t, o));
+  const TensorOptions opts = like_options(t, o);
+  const OutputLayout layout(t);
+  return layout.adopt(empty(layout.value_shape(), opts));
 }
 Tensor zeros_like(const Tensor& t, const TensorOptions& o, SourceLoc loc) {
   const LocScope at(loc);
-  return zeros(t.sizes(), like(t, o));
+  const TensorOptions opts = like_options(t, o);
+  const OutputLayout layout(t);
+  return layout.adopt(zeros(layout.value_shape(), opts));
 }
 Tensor ones_like(const Tensor& t, const TensorOptions& o, SourceLoc loc) {
   const LocScope at(loc);
-  return ones(t.sizes(), like(t, o));
+  const TensorOptions opts = like_options(t, o);
+  const OutputLayout layout(t);
+  return layout.adopt(ones(layout.value_shape(), opts));
 }
 Tensor full_like(const Tensor& t, Scalar v, const TensorOptions& o, SourceLoc loc) {
   const LocScope at(loc);
-  return full(t.sizes(), v, like(t, o));
+  const TensorOptions opts = like_options(t, o);
+  const OutputLayout layout(t);
+  return layout.adopt(full(layout.value_shape(), v, opts));
 }
 
 }  // namespace kiln

@@ -1,8 +1,10 @@
 // Elementwise ops: arithmetic, unary math, comparisons, where, clamp, pow,
 // with PyTorch's type promotion and NumPy broadcasting. Each builds one node
-// whose inputs are cast to the compute dtype and expanded to the output shape.
+// whose inputs are cast to the compute dtype and expanded to the output shape,
+// in the memory order of PyTorch's output layout (core/layout.h).
 #include <cmath>
 
+#include "core/layout.h"
 #include "core/ops_common.h"
 #include "core/provenance.h"
 
@@ -32,9 +34,6 @@ struct ResultTypeState {
 
 DType floating_compute_type(DType t) { return is_floating_point(t) ? t : default_dtype(); }
 
-NodePtr prepare(const Tensor& t, DType dtype, const Shape& shape, const char* op) {
-  return expand_node(cast_node(node_of(t, op), dtype), shape);
-}
 
 DType binary_compute_type(Op op, DType promoted) {
   if (op == Op::Div) return floating_compute_type(promoted);
@@ -52,9 +51,11 @@ void check_binary_dtypes(Op op, DType a, DType b, const char* name) {
                "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
 }
 
-Tensor finish(Op op, DType compute, const Shape& shape, Device dev, NodeList ins) {
+// The result of op over `ins` (each of the layout's value shape), with the
+// layout's strides (core/layout.h: PyTorch's, computed in memory order).
+Tensor finish(Op op, DType compute, const OutputLayout& layout, Device dev, NodeList ins) {
   DType out = is_comparison(op) ? DType::Bool : compute;
-  return make_tensor(make_node(op, out, dev, shape, std::move(ins)));
+  return layout.make(make_node(op, out, dev, layout.value_shape(), std::move(ins)));
 }
 
 // The backward functions of the elementwise ops; each saves what its rule
@@ -160,9 +161,8 @@ Tensor binary_op(Op op, const Tensor& a, const Tensor& b, const char* name) {
   check_same_device(name, {&a, &b});
   check_binary_dtypes(op, a.dtype(), b.dtype(), name);
   DType ct = binary_compute_type(op, result_type(a, b));
-  Shape shape = broadcast_shapes(a.sizes(), b.sizes(), name);
-  Tensor out = finish(op, ct, shape, a.device(),
-                      node_list(prepare(a, ct, shape, name), prepare(b, ct, shape, name)));
+  const OutputLayout layout({&a, &b}, broadcast_shapes(a.sizes(), b.sizes(), name));
+  Tensor out = finish(op, ct, layout, a.device(), node_list(layout.read(a, ct, name), layout.read(b, ct, name)));
   record_binary(op, out, a, b);
   return out;
 }
@@ -171,26 +171,28 @@ Tensor binary_op(Op op, const Tensor& a, const Scalar& b, const char* name, bool
   KILN_CHECK(a.defined(), name, "expected a defined tensor but got an undefined one");
   check_binary_dtypes(op, a.dtype(), wrapped_scalar_dtype(b), name);
   DType ct = binary_compute_type(op, result_type(a, b));
-  const Shape& shape = a.sizes();
-  NodePtr x = prepare(a, ct, shape, name);
-  NodePtr y = full_node(shape, b, ct, a.device());  // one node, computed in the kernel
+  const OutputLayout layout(a);
+  NodePtr x = layout.read(a, ct, name);
+  NodePtr y = full_node(layout.value_shape(), b, ct, a.device());  // one node, computed in the kernel
   NodeList ins = scalar_first ? node_list(std::move(y), std::move(x)) : node_list(std::move(x), std::move(y));
-  Tensor out = finish(op, ct, shape, a.device(), std::move(ins));
+  Tensor out = finish(op, ct, layout, a.device(), std::move(ins));
   record_scalar(op, out, a, b, scalar_first);
   return out;
 }
 
 namespace {
 Tensor unary_float(Op op, const Tensor& t, const char* name) {
-  const NodePtr& n = node_of(t, name);  // first: an undefined t is refused under the op's name
+  node_of(t, name);  // first: an undefined t is refused under the op's name
   DType ct = floating_compute_type(t.dtype());
-  Tensor out = make_tensor(make_node(op, ct, t.device(), t.sizes(), node_list(cast_node(n, ct))));
+  const OutputLayout layout(t);
+  Tensor out = layout.make(make_node(op, ct, t.device(), layout.value_shape(), node_list(layout.read(t, ct, name))));
   record_unary(op, out, t);
   return out;
 }
 Tensor unary_same(Op op, const Tensor& t, const char* name) {
-  const NodePtr& n = node_of(t, name);
-  Tensor out = make_tensor(make_node(op, t.dtype(), t.device(), t.sizes(), node_list(n)));
+  node_of(t, name);
+  const OutputLayout layout(t);
+  Tensor out = layout.make(make_node(op, t.dtype(), t.device(), layout.value_shape(), node_list(layout.read(t, t.dtype(), name))));
   record_unary(op, out, t);
   return out;
 }
@@ -280,7 +282,7 @@ static std::optional<Tensor> pow_shortcut(const Tensor& x, const Scalar& s) {
   {
     AutoGradMode no_grad(false);
     const Tensor y = x.to(rt);
-    if (e == 0.0) out = ones(x.sizes(), TensorOptions(rt).device(x.device()));
+    if (e == 0.0) out = ones_like(y);  // in y's layout, as PyTorch's fill of its output
     else if (e == 1.0) out = y.clone();
     else if (e == 2.0 && floating) out = y * y;
     else if (e == 3.0 && fast) out = y * y * y;
@@ -363,8 +365,10 @@ Tensor Tensor::sigmoid(SourceLoc loc) const {
 Tensor Tensor::square(SourceLoc loc) const { return pow(Scalar(int64_t{2}), loc); }
 Tensor Tensor::logical_not(SourceLoc loc) const {
   const LocScope at(loc);
-  NodePtr n = node_of(*this, "logical_not");
-  return make_tensor(make_node(Op::LogicalNot, DType::Bool, device(), sizes(), {n}));
+  node_of(*this, "logical_not");
+  const OutputLayout layout(*this);
+  return layout.make(make_node(Op::LogicalNot, DType::Bool, device(), layout.value_shape(),
+                               node_list(layout.read(*this, dtype(), "logical_not"))));
 }
 
 Tensor Tensor::clamp(std::optional<Scalar> lo, std::optional<Scalar> hi, SourceLoc loc) const {
@@ -415,10 +419,10 @@ Tensor where(const Tensor& c, const Tensor& a, const Tensor& b, SourceLoc loc) {
              "where expected condition to be a boolean tensor, but got a tensor with dtype ",
              scalar_type_name(c.dtype()));
   DType ct = result_type(a, b);
-  Shape shape = broadcast_shapes(broadcast_shapes(c.sizes(), a.sizes(), "where"), b.sizes(), "where");
-  Tensor out = make_tensor(make_node(Op::Where, ct, a.device(), shape,
-                                     {prepare(c, DType::Bool, shape, "where"),
-                                      prepare(a, ct, shape, "where"), prepare(b, ct, shape, "where")}));
+  const OutputLayout layout({&c, &a, &b}, broadcast_shapes(broadcast_shapes(c.sizes(), a.sizes(), "where"), b.sizes(), "where"));
+  Tensor out = layout.make(make_node(Op::Where, ct, a.device(), layout.value_shape(),
+                                     node_list(layout.read(c, DType::Bool, "where"), layout.read(a, ct, "where"),
+                                               layout.read(b, ct, "where"))));
   if (auto f = record(GradFn::WhereBackward0, out, {&c, &a, &b})) f->save(c);
   return out;
 }

@@ -6,6 +6,7 @@
 // CopySlices on the base when it is a view), as PyTorch's rebase_history.
 #include <algorithm>
 
+#include "core/layout.h"
 #include "core/ops_common.h"
 #include "core/provenance.h"
 
@@ -26,6 +27,13 @@ void write_into(const Tensor& dst, NodePtr value, const char* op) {
     write_storage(s, reshape_node(value, s.node->shape));
     return;
   }
+  // The whole storage in another order (x.t(), a result in a permuted
+  // layout): the new value is `value` read in memory order, no scatter.
+  if (t.offset == 0 && t.numel() == s.numel() && non_overlapping_and_dense(t.sizes, t.strides))
+    if (Shape p = memory_permutation(t.sizes, t.strides); !p.empty()) {
+      write_storage(s, reshape_node(permute_node(value, p), s.node->shape));
+      return;
+    }
   Attrs a;
   a.ints.push_back(t.offset);
   for (int64_t st : t.strides) a.ints.push_back(st);
@@ -63,24 +71,6 @@ void check_defined(const Tensor& t, const char* op) {
   KILN_CHECK(t.defined(), op, "expected a defined tensor but got an undefined one");
 }
 
-// PyTorch's is_non_overlapping_and_dense: a permutation of a contiguous layout.
-bool non_overlapping_and_dense(const TensorImpl& t) {
-  std::vector<size_t> perm(t.sizes.size());
-  for (size_t i = 0; i < perm.size(); ++i) perm[i] = i;
-  std::sort(perm.begin(), perm.end(), [&](size_t a, size_t b) {
-    if (t.sizes[a] < 2) return false;
-    if (t.sizes[b] < 2) return true;
-    return t.strides[a] < t.strides[b];
-  });
-  int64_t expected = 1;
-  for (size_t d : perm) {
-    if (t.sizes[d] < 2) return true;
-    if (t.strides[d] != expected) return false;
-    expected *= t.sizes[d];
-  }
-  return true;
-}
-
 // PyTorch's assert_no_partial_overlap between the written tensor and an input:
 // an input that shares some but not all of the written memory is refused
 // (PyTorch would read elements it has already overwritten). As in PyTorch,
@@ -90,7 +80,7 @@ void check_no_partial_overlap(const Tensor& self, const Tensor& src, const char*
   const TensorImpl& a = *self.impl();
   const TensorImpl& b = *src.impl();
   if (&a == &b || a.storage != b.storage || a.numel() == 0 || b.numel() == 0) return;
-  if (!non_overlapping_and_dense(a) || !non_overlapping_and_dense(b)) return;
+  if (!non_overlapping_and_dense(a.sizes, a.strides) || !non_overlapping_and_dense(b.sizes, b.strides)) return;
   const int64_t a0 = a.offset, a1 = a.offset + a.numel();
   const int64_t b0 = b.offset, b1 = b.offset + b.numel();
   const bool same = a0 == b0 && a1 == b1 && a.strides == b.strides;

@@ -42,6 +42,10 @@ void check_shape_nonneg(const Shape& sizes, const char* op);
 // Scalar conversion: "value cannot be converted to type uint8_t without overflow".
 void check_fill_value(const Scalar& v, DType dtype, const char* op);
 
+// The options of a *_like factory: o's dtype and device, else t's (t must
+// be defined), and o's requires_grad.
+TensorOptions like_options(const Tensor& t, const TensorOptions& o);
+
 // t / count, the count being a runtime value of the kernel (see
 // shape_scalar_node), so a new shape needs no new kernel. Differentiable.
 Tensor divide_by_count(const Tensor& t, int64_t count);

@@ -5,6 +5,7 @@
 // graph is evaluated (CPU or GPU, fused or not).
 #include <mutex>
 
+#include "core/layout.h"
 #include "core/ops_common.h"
 #include "core/provenance.h"
 
@@ -91,17 +92,25 @@ Tensor randint(int64_t low, int64_t high, const Shape& sizes, const TensorOption
   return random_tensor(Op::RandInt, sizes, o.dtype_or(DType::Int64), o, std::move(a), "randint");
 }
 
+// The *_like forms keep t's dense layout (PyTorch's preserve_format): the
+// numbers are drawn in t's memory order, as PyTorch fills such a tensor.
 Tensor rand_like(const Tensor& t, const TensorOptions& o, SourceLoc loc) {
   const LocScope at(loc);
-  return rand(t.sizes(), TensorOptions(o.dtype_or(t.dtype())).device(o.has_device() ? o.device() : t.device()).requires_grad(o.requires_grad()));
+  const TensorOptions opts = like_options(t, o);
+  const OutputLayout layout(t);
+  return layout.adopt(rand(layout.value_shape(), opts));
 }
 Tensor randn_like(const Tensor& t, const TensorOptions& o, SourceLoc loc) {
   const LocScope at(loc);
-  return randn(t.sizes(), TensorOptions(o.dtype_or(t.dtype())).device(o.has_device() ? o.device() : t.device()).requires_grad(o.requires_grad()));
+  const TensorOptions opts = like_options(t, o);
+  const OutputLayout layout(t);
+  return layout.adopt(randn(layout.value_shape(), opts));
 }
 Tensor randint_like(const Tensor& t, int64_t low, int64_t high, const TensorOptions& o, SourceLoc loc) {
   const LocScope at(loc);
-  return randint(low, high, t.sizes(), TensorOptions(o.dtype_or(t.dtype())).device(o.has_device() ? o.device() : t.device()));
+  const TensorOptions opts = like_options(t, o).requires_grad(false);
+  const OutputLayout layout(t);
+  return layout.adopt(randint(low, high, layout.value_shape(), opts));
 }
 
 }  // namespace kiln

@@ -6,6 +6,7 @@
 // backward function (its PyTorch name) with ints {keepdim, dims...}.
 #include <algorithm>
 
+#include "core/layout.h"
 #include "core/ops_common.h"
 #include "core/provenance.h"
 
@@ -174,19 +175,17 @@ NodePtr staged_reduction(Op op, DType out, const NodePtr& x, const Shape& rdims)
   return reshape_node(cast_node(v, out), kept);
 }
 
-// Whether x is a view of a value in memory: its attrs are then strides
-// into that memory.
-bool views_stored(const Node& x) { return x.cls() == OpClass::View && has_value(*x.inputs[0]); }
-
-// The strides of the stored memory that x reads in order, through a view
-// (x.t(), x.permute(...)) directly or under elementwise ops; empty when x
-// is stored itself (its order is its shape's) or reads nothing through a
-// view of x's own shape. A broadcast input (a zero stride) says nothing.
+// The strides of the memory that x reads in order, through a view (x.t(),
+// x.permute(...), an elementwise result in a permuted layout: core/layout.h)
+// directly or under elementwise ops; empty when x is stored itself (its
+// order is its shape's) or reads nothing through a view of x's own shape.
+// A view's strides are into its input's row-major value, stored or computed
+// (then read in that order, computed inline or not). A broadcast input (a
+// zero stride) says nothing.
 Shape view_strides_under(const Node* x, int budget) {
   if (--budget < 0 || has_value(*x)) return {};
   switch (x->cls()) {
     case OpClass::View: {
-      if (!views_stored(*x)) return {};
       Shape st(x->attrs.ints.begin() + 1, x->attrs.ints.end());
       for (size_t d = 0; d < st.size(); ++d)
         if (x->shape[d] > 1 && st[d] == 0) return {};
@@ -203,41 +202,12 @@ Shape view_strides_under(const Node* x, int budget) {
   }
 }
 
-// The permutation p for which x.permute(p) walks x's memory in order (the
-// dims of more than one element by decreasing stride, dims of one element
-// in place); empty when x's dims are in that order already or the layout
-// is unknown or overlapping.
+// The permutation p for which x.permute(p) walks x's memory in order
+// (core/layout.h); empty when x's dims are in that order already or the
+// layout is unknown or overlapping.
 Shape memory_order(const NodePtr& x) {
   const Shape st = view_strides_under(x.get(), 8);
-  if (st.empty()) return {};
-  Shape dims;  // the dims of more than one element, in logical order
-  for (int64_t d = 0; d < x->rank(); ++d)
-    if (x->shape[d] > 1) dims.push_back(d);
-  Shape sorted = dims;
-  std::stable_sort(sorted.begin(), sorted.end(),
-                   [&](int64_t a, int64_t b) { return std::abs(st[a]) > std::abs(st[b]); });
-  for (size_t k = 1; k < sorted.size(); ++k)
-    if (std::abs(st[sorted[k]]) == std::abs(st[sorted[k - 1]])) return {};
-  if (sorted == dims) return {};
-  Shape p(x->shape.size());
-  for (int64_t d = 0; d < x->rank(); ++d) p[d] = d;
-  for (size_t k = 0; k < dims.size(); ++k) p[dims[k]] = sorted[k];
-  return p;
-}
-
-// x.permute(p) as one view: of x's stored input when x is a view itself.
-NodePtr permute_node(const NodePtr& x, const Shape& p) {
-  const bool view_of_stored = views_stored(*x);
-  const NodePtr& base = view_of_stored ? x->inputs[0] : x;
-  const Shape st = view_of_stored ? Shape(x->attrs.ints.begin() + 1, x->attrs.ints.end()) : contiguous_strides(x->shape);
-  Shape shape(p.size());
-  Attrs a;
-  a.ints.push_back(view_of_stored ? x->attrs.ints[0] : 0);
-  for (size_t k = 0; k < p.size(); ++k) {
-    shape[k] = x->shape[p[k]];
-    a.ints.push_back(st[p[k]]);
-  }
-  return make_node(Op::AsStrided, x->dtype, x->device, std::move(shape), {base}, std::move(a));
+  return st.empty() ? Shape{} : memory_permutation(x->shape, st);
 }
 
 // The reduction of x over rdims, in the form its shape calls for.
@@ -574,7 +544,8 @@ static Tensor shifted_by_max(const Tensor& t, int64_t d, std::optional<DType> dt
   Tensor r;
   {
     AutoGradMode no_grad(false);
-    r = x.numel() == 0 ? x.clone() : finish(x - x.amax({w}, true), w);
+    // Row-major, as PyTorch's, whatever x's layout (core/layout.h)
+    r = x.numel() == 0 ? x.contiguous().clone() : finish(x - x.amax({w}, true), w).contiguous();
   }
   if (auto f = record(kind, r, {&x})) {
     f->ints = {w};

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "core/eval_reason.h"
+#include "core/layout.h"
 #include "core/ops_common.h"
 #include "core/provenance.h"
 
@@ -213,7 +214,8 @@ Tensor Tensor::to(DType d, SourceLoc loc) const {
   KILN_CHECK(!requires_grad() || kiln::is_floating_point(d), "to",
              "only Tensors of floating point dtype can require gradients (converting to ",
              dtype_name(d), ")");
-  Tensor out = make_tensor(cast_node(n, d));
+  const OutputLayout layout(*this);  // preserve_format, as PyTorch's
+  Tensor out = layout.make(layout.read(*this, d, "to"));
   record(GradFn::ToCopyBackward0, out, {this});
   return out;
 }
@@ -222,7 +224,9 @@ Tensor Tensor::to(Device dev, SourceLoc loc) const {
   const LocScope at(loc);
   NodePtr n = node_of(*this, "to");
   if (dev == device()) return *this;
-  Tensor out = make_tensor(make_node(Op::ToDevice, n->dtype, dev, n->shape, {n}));
+  const OutputLayout layout(*this);  // preserve_format: a permuted tensor moves as its memory
+  NodePtr v = layout.read(*this, n->dtype, "to");
+  Tensor out = layout.make(make_node(Op::ToDevice, n->dtype, dev, layout.value_shape(), node_list(std::move(v))));
   record(GradFn::ToCopyBackward0, out, {this});
   return out;
 }

@@ -64,6 +64,21 @@ Tensor make_tensor(NodePtr node, bool requires_grad) {
   return Tensor(std::move(impl));
 }
 
+Tensor make_tensor(NodePtr value, Shape sizes, Shape strides, bool requires_grad) {
+  if (strides == contiguous_strides(sizes) && sizes == value->shape) return make_tensor(std::move(value), requires_grad);
+  auto impl = make_pooled<TensorImpl>();
+  impl->sizes = std::move(sizes);
+  impl->strides = std::move(strides);
+  impl->storage = make_pooled<Storage>();
+  impl->storage->node = std::move(value);
+  impl->requires_grad = requires_grad;
+  if (impl->storage->node->depth > kAutoEvalDepth) {
+    EvalReasonScope reason(EvalReason::DepthLimit);
+    realize({impl.get()});
+  }
+  return Tensor(std::move(impl));
+}
+
 Tensor make_view(const Tensor& base, Shape sizes, Shape strides, int64_t offset) {
   auto impl = make_pooled<TensorImpl>();
   impl->storage = base.impl()->storage;

@@ -70,6 +70,7 @@ struct TensorImpl {
 
  private:
   friend Tensor make_tensor(NodePtr node, bool requires_grad);
+  friend Tensor make_tensor(NodePtr value, Shape sizes, Shape strides, bool requires_grad);
   mutable int8_t covers_ = -1;  // covers_storage(), once known
   mutable NodePtr cached_;
   mutable const Node* cached_base_ = nullptr;
@@ -80,6 +81,10 @@ Shape contiguous_strides(const Shape& sizes);
 
 // A tensor owning a new storage whose value is `node` (a leaf).
 Tensor make_tensor(NodePtr node, bool requires_grad = false);
+// The same with a layout of its own: sizes and strides (dense, a permutation
+// of row-major: core/layout.h) over a storage whose value is `value`, the
+// elements in memory order.
+Tensor make_tensor(NodePtr value, Shape sizes, Shape strides, bool requires_grad = false);
 // A view of `base`'s storage (autograd sees it as a view of base).
 Tensor make_view(const Tensor& base, Shape sizes, Shape strides, int64_t offset);
 // The value node of a defined tensor (raises for an undefined one).

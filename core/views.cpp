@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "core/layout.h"
 #include "core/ops_common.h"
 #include "core/provenance.h"
 
@@ -338,18 +339,27 @@ Tensor Tensor::as_strided(const Shape& size, const Shape& stride,
   return out;
 }
 
+namespace {
+// A copy in a new storage (no copy until evaluated): row-major, or in t's
+// own dense layout (PyTorch's preserve_format).
+Tensor copy_of(const Tensor& t, bool preserve_layout, const char* op) {
+  node_of(t, op);
+  const OutputLayout layout = preserve_layout ? OutputLayout(t) : OutputLayout({}, t.sizes());
+  Tensor out = layout.make(layout.read(t, t.dtype(), op));
+  record(GradFn::CloneBackward0, out, {&t});
+  return out;
+}
+}  // namespace
+
 Tensor Tensor::contiguous(SourceLoc loc) const {
   const LocScope at(loc);
   KILN_CHECK(defined(), "contiguous", "expected a defined tensor but got an undefined one");
-  return is_contiguous() ? *this : clone();
+  return is_contiguous() ? *this : copy_of(*this, false, "contiguous");
 }
 
 Tensor Tensor::clone(SourceLoc loc) const {
   const LocScope at(loc);
-  // A new storage whose value is this tensor's value: no copy until evaluated.
-  Tensor out = make_tensor(node_of(*this, "clone"));
-  record(GradFn::CloneBackward0, out, {this});
-  return out;
+  return copy_of(*this, true, "clone");
 }
 
 Tensor Tensor::detach(SourceLoc loc) const {

@@ -22,10 +22,12 @@ using namespace kiln::indexing;
 
 namespace {
 
+// What evaluating t runs: its storage's value (t may be a permuted view of
+// it, core/layout.h).
 jit::Schedule plan(const Tensor& t, bool fusion = true) {
   jit::ScheduleOptions o;
   o.fusion = fusion;
-  return jit::schedule({t.impl()->node()}, o);
+  return jit::schedule({t.impl()->storage->node}, o);
 }
 
 size_t kernels(const Tensor& t, bool fusion = true) { return plan(t, fusion).steps.size(); }
@@ -167,7 +169,10 @@ TEST_CASE("jit fusion: a transposed read runs in square tiles") {
   };
   Tensor x = data({70, 40}), y = data({40, 70});
   CHECK(ir(x.t() + y).num_loops == 4);
-  CHECK(ir(x.t() * 2).num_loops == 4);
+  // x.t() * 2 keeps x.t()'s layout (PyTorch's strides (1, 70)): computed
+  // over x's memory in order, rows, no tiles
+  CHECK(ir(x.t() * 2).num_loops == 2);
+  CHECK((x.t() * 2).strides() == Shape{1, 40});
   CHECK(ir(x + y.t()).num_loops == 4);
   CHECK(ir(x + 1).num_loops == 2);               // contiguous reads: rows, no tiles
   CHECK(ir(x.index({Slice(), Slice(None, None, 2)}) + 1).num_loops == 2);  // strided, no dim read contiguously
@@ -548,6 +553,13 @@ TEST_CASE("jit fusion: a reduction of a permuted view runs over the dims in memo
   for (const jit::Value& v : pe.steps[0].code->ir.values) CHECK((v.op != jit::VOp::Div && v.op != jit::VOp::Mod));
   check_values(e, 1e-6);
   check_values((x.t() * data({60, 300}, 2)).sum(1), 1e-6);
+  // a result in x.t()'s layout (core/layout.h) is a view of a value computed
+  // in x's order: its reductions run in that order as well
+  Tensor y = x.t() * 2;
+  CHECK(plan(y.sum(1)).steps.size() == plan((x * 2).sum(0)).steps.size());
+  CHECK(plan(y.sum(1)).steps[0].parallel_extent == 37);
+  check_values(y.sum(1), 1e-6);
+  check_values(y.exp().amax({1}));
   // three dims: the kept dim's elements in place ([32, 16, 64] over x's
   // [16, 64, 32] reduces x's dims 0 and 1: staged as x.sum({0, 1}))
   Tensor x3 = data({16, 64, 32});

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "core/layout.h"
 #include "core/ops_common.h"
 #include "core/pool_alloc.h"
 #include "core/provenance.h"
@@ -245,9 +246,14 @@ void rebase_history(const Tensor& self, const FunctionPtr& fn) {
     return;
   }
   TensorImpl& base = *t.view_base;
-  KILN_CHECK(base.covers_storage(), "backward",
-             "an in-place write through a view of a non-contiguous base is not differentiable "
-             "(base ", base.sizes, " with strides ", base.strides, "); clone() the base first");
+  // A base is row-major or another dense order of its whole storage (an
+  // elementwise result in a permuted layout); from_blob's strided memory is
+  // neither.
+  KILN_CHECK(base.covers_storage() || (base.offset == 0 && base.numel() == base.storage->numel() &&
+                                       non_overlapping_and_dense(base.sizes, base.strides)),
+             "backward",
+             "an in-place write through a view of a base that does not cover its memory densely is "
+             "not differentiable (base ", base.sizes, " with strides ", base.strides, "); clone() the base first");
   auto cs = make_pooled<Function>(GradFn::CopySlices);
   Tensor base_handle(t.view_base);
   cs->next.push_back(base.requires_grad ? gradient_edge(base_handle) : nullptr);
@@ -257,6 +263,7 @@ void rebase_history(const Tensor& self, const FunctionPtr& fn) {
     cs->inputs.push_back(fn->inputs[i]);
   }
   cs->inner = fn;
+  cs->ints.assign(base.strides.begin(), base.strides.end());  // the base's layout
   cs->view_sizes = t.sizes;
   cs->view_strides = t.strides;
   cs->view_offset = t.offset;

@@ -12,6 +12,7 @@
 #include <numeric>
 
 #include "core/autograd/function.h"
+#include "core/layout.h"
 #include "core/ops_common.h"
 
 namespace kiln::autograd {
@@ -305,7 +306,9 @@ RULE(Copy) { return {zeros_of(f.inputs[0].sizes, g), f.needs(1) ? g : Tensor()};
 // A write through a view of the base: the region's gradient goes through
 // the op that wrote it; the rest of the base's gradient passes unchanged.
 RULE(CopySlices) {
-  Tensor gb = g.impl()->covers_storage() ? g : g.clone();
+  // The base's gradient in the base's layout, so that the view's strides
+  // (into the base's storage) address it.
+  Tensor gb = with_strides(g, Shape(f.ints.begin(), f.ints.end()));
   Tensor region = gb.as_strided(f.view_sizes, f.view_strides, f.view_offset);
   Grads inner = apply_rule(*f.inner, region.clone());
   Tensor out = gb.clone();
