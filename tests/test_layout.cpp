@@ -217,3 +217,21 @@ TEST_CASE("layout: a write through a view of a base that does not cover its memo
                  "is not differentiable (base [2, 2] with strides [4, 1]); clone() the base first") == 0);
   }
 }
+
+TEST_CASE("layout: a leaf in a permuted layout gets its gradient in that layout") {
+  // PyTorch: w = arange(12.).reshape(4, 3).t().detach().requires_grad_();
+  // (w * w).sum().backward(): w.grad.stride() == (1, 3)
+  Tensor w = arange(12, TensorOptions(kFloat32)).reshape({4, 3}).t().detach().requires_grad_();
+  CHECK(w.strides() == Shape{1, 3});
+  (w * w).sum().backward();
+  CHECK(w.grad().strides() == Shape{1, 3});
+  CHECK(w.grad().to_vector<float>() == std::vector<float>{0, 6, 12, 18, 2, 8, 14, 20, 4, 10, 16, 22});
+  // a second backward accumulates into it, the layout kept
+  (w * 2).sum().backward();
+  CHECK(w.grad().strides() == Shape{1, 3});
+  CHECK(w.grad().to_vector<float>() == std::vector<float>{2, 8, 14, 20, 4, 10, 16, 22, 6, 12, 18, 24});
+  // a row-major leaf: a row-major gradient
+  Tensor v = ones({2, 3}).requires_grad_();
+  (v.t() * 3).sum().backward();
+  CHECK(v.grad().strides() == Shape{3, 1});
+}

@@ -4,6 +4,7 @@
 // broadcast dims and cast to each input's dtype. Rules are kiln ops, so the
 // walk only builds lazy gradient nodes; the JIT fuses them when read.
 #include "core/autograd/function.h"
+#include "core/layout.h"
 #include "core/provenance.h"
 #include "core/ops_common.h"
 #include "core/ptr_map.h"
@@ -23,7 +24,15 @@ bool is_zero_fill(const kiln::Node& n) {
 void accumulate(TensorImpl& t, const Tensor& g) {
   Tensor& grad = t.grad;
   if (!grad.defined()) {
-    grad = GradMode::is_enabled() ? g : make_tensor(g.impl()->node());
+    if (GradMode::is_enabled()) {
+      grad = g;
+      return;
+    }
+    // PyTorch's layout contract: a leaf in a dense permuted layout (a
+    // detached x.t(), zeros_like of one) gets its gradient in that layout.
+    const bool dense = t.offset == 0 && t.numel() == t.storage->numel() && non_overlapping_and_dense(t.sizes, t.strides);
+    const Shape p = dense ? memory_permutation(t.sizes, t.strides) : Shape{};
+    grad = p.empty() ? make_tensor(g.impl()->node()) : make_tensor(permute_node(g.impl()->node(), p), t.sizes, t.strides);
     return;
   }
   if (GradMode::is_enabled()) {
