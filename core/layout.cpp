@@ -124,7 +124,7 @@ OutputLayout::OutputLayout(std::initializer_list<const Tensor*> operands, const 
   bool contiguous = true;
   for (const Tensor* t : operands) contiguous = contiguous && t->impl()->is_contiguous();
   if (contiguous || shape.size() < 2) {
-    strides_ = contiguous_strides(shape);
+    row_major_ = true;  // strides_ stay empty: make() needs none
     return;
   }
   strides_ = tensor_iterator_strides(operands, shape);
@@ -151,6 +151,7 @@ Tensor with_strides(const Tensor& t, const Shape& strides) {
 Tensor OutputLayout::make(NodePtr value, bool requires_grad) const {
   KILN_INTERNAL_ASSERT(value->shape == value_shape(), "a value of shape ", value->shape, " for a layout of ",
                        value_shape());
+  if (row_major_) return make_tensor(std::move(value), requires_grad);
   return make_tensor(std::move(value), shape_, strides_, requires_grad);
 }
 

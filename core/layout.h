@@ -57,6 +57,7 @@ class OutputLayout {
 
  private:
   Shape shape_, strides_, perm_, value_shape_;
+  bool row_major_ = false;  // strides_ are contiguous_strides(shape_)
 };
 
 }  // namespace kiln

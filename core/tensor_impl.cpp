@@ -72,6 +72,7 @@ Tensor make_tensor(NodePtr value, Shape sizes, Shape strides, bool requires_grad
   impl->storage = make_pooled<Storage>();
   impl->storage->node = std::move(value);
   impl->requires_grad = requires_grad;
+  impl->view_loc = current_loc();  // its reads (an AsStrided node) are the op's line
   if (impl->storage->node->depth > kAutoEvalDepth) {
     EvalReasonScope reason(EvalReason::DepthLimit);
     realize({impl.get()});

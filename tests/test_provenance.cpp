@@ -65,6 +65,15 @@ TEST_CASE("provenance: composite ops stamp every node with the user's line") {
   auto v = x.var(Shape{1}, true, true);
   const uint32_t lv = __LINE__ - 1;
   CHECK(node(v).loc.line() == lv);
+  // results in a permuted layout (core/layout.h): the views that read them,
+  // and the row-major copy softmax makes of one, carry the user's lines too
+  auto y = x.t() * 2;
+  auto ts = y.softmax(1);
+  count = 0;
+  CHECK(all_here(node(ts), count));
+  CHECK(count >= 6);
+  CHECK(y.impl()->node()->op == Op::AsStrided);
+  CHECK(y.impl()->node()->loc.line() == __LINE__ - 6);
 }
 
 TEST_CASE("provenance: in-place ops, compound assignment and index writes") {
