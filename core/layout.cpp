@@ -30,9 +30,10 @@ Shape memory_permutation(const Shape& sizes, const Shape& strides) {
   Shape dims;  // the dims of more than one element, in logical order
   for (size_t d = 0; d < sizes.size(); ++d)
     if (sizes[d] > 1) dims.push_back(static_cast<int64_t>(d));
-  Shape sorted = dims;
-  std::stable_sort(sorted.begin(), sorted.end(),
-                   [&](int64_t a, int64_t b) { return std::abs(strides[a]) > std::abs(strides[b]); });
+  Shape sorted = dims;  // by decreasing |stride|, stably: an insertion sort (few dims, no allocation)
+  for (size_t k = 1; k < sorted.size(); ++k)
+    for (size_t j = k; j > 0 && std::abs(strides[sorted[j]]) > std::abs(strides[sorted[j - 1]]); --j)
+      std::swap(sorted[j], sorted[j - 1]);
   for (size_t k = 1; k < sorted.size(); ++k)
     if (std::abs(strides[sorted[k]]) == std::abs(strides[sorted[k - 1]])) return {};
   if (sorted == dims) return {};
@@ -76,18 +77,23 @@ namespace {
 // dim of more than one element (checked on 2711 random cases; those of dims
 // of one element are unspecified and may differ).
 Shape tensor_iterator_strides(std::initializer_list<const Tensor*> operands, const Shape& shape) {
-  const size_t n = shape.size();
-  std::vector<Shape> strides;  // each operand's, broadcast to shape
+  const size_t n = shape.size(), count = operands.size() * n;
+  // each operand's strides, broadcast to shape, one row per operand (on the
+  // stack: this runs for every op on a tensor that is not row-major)
+  int64_t stack[48];
+  std::vector<int64_t> heap(count > 48 ? count : 0);
+  int64_t* strides = count > 48 ? heap.data() : stack;
+  size_t row = 0;
   for (const Tensor* t : operands) {
     const TensorImpl& o = *t->impl();
     const size_t lead = n - o.sizes.size();
-    Shape st(n, 0);
-    for (size_t i = lead; i < n; ++i)
-      st[i] = o.sizes[i - lead] == 1 && shape[i] != 1 ? 0 : o.strides[i - lead];
-    strides.push_back(std::move(st));
+    int64_t* st = strides + row++ * n;
+    for (size_t i = 0; i < n; ++i)
+      st[i] = i < lead || (o.sizes[i - lead] == 1 && shape[i] != 1) ? 0 : o.strides[i - lead];
   }
   auto should_swap = [&](int64_t d0, int64_t d1) {
-    for (const Shape& st : strides) {
+    for (size_t k = 0; k < row; ++k) {
+      const int64_t* st = strides + k * n;
       if (st[d0] == 0 || st[d1] == 0) continue;
       if (st[d0] < st[d1]) return -1;
       if (st[d0] > st[d1]) return 1;
@@ -122,12 +128,21 @@ Shape tensor_iterator_strides(std::initializer_list<const Tensor*> operands, con
 OutputLayout::OutputLayout(std::initializer_list<const Tensor*> operands, const Shape& shape) : shape_(shape) {
   // The common case first, cheaply: every operand row-major, so is the result.
   bool contiguous = true;
-  for (const Tensor* t : operands) contiguous = contiguous && t->impl()->is_contiguous();
+  for (const Tensor* t : operands) {
+    const TensorImpl& i = *t->impl();
+    contiguous = contiguous && (i.covers_storage() || i.is_contiguous());  // the first, cached, is the usual case
+  }
   if (contiguous || shape.size() < 2) {
     row_major_ = true;  // strides_ stay empty: make() needs none
     return;
   }
-  strides_ = tensor_iterator_strides(operands, shape);
+  // One operand laid out densely (the usual permuted case: x.t() * 2, a
+  // chain on such a result): its strides, as PyTorch's fast path gives them.
+  const TensorImpl& first = *(*operands.begin())->impl();
+  if (operands.size() == 1 && first.sizes == shape && non_overlapping_and_dense(first.sizes, first.strides))
+    strides_ = first.strides;
+  else
+    strides_ = tensor_iterator_strides(operands, shape);
   if (shape.numel() == 0) return;  // no elements: the order is only the strides
   perm_ = memory_permutation(shape, strides_);
   for (int64_t d : perm_) value_shape_.push_back(shape[d]);
@@ -135,6 +150,11 @@ OutputLayout::OutputLayout(std::initializer_list<const Tensor*> operands, const 
 
 NodePtr OutputLayout::read(const Tensor& t, DType dtype, const char* op) const {
   if (!permuted()) return expand_node(cast_node(node_of(t, op), dtype), shape_);
+  // t in this very layout over the whole of its storage (the previous op of
+  // a chain): its storage's value is already in memory order.
+  const TensorImpl& i = *t.impl();
+  if (i.offset == 0 && i.sizes == shape_ && i.strides == strides_ && i.storage->numel() == shape_.numel())
+    return cast_node(reshape_node(i.storage->node, value_shape_), dtype);
   // Cast last: the permutation composes with t's view of its storage.
   return cast_node(permute_node(expand_node(node_of(t, op), shape_), perm_), dtype);
 }

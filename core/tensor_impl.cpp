@@ -30,8 +30,8 @@ bool TensorImpl::is_contiguous() const {
   return true;
 }
 
-bool TensorImpl::covers_storage() const {
-  if (covers_ < 0) covers_ = offset == 0 && is_contiguous() && numel() == storage->numel();
+bool TensorImpl::compute_covers() const {
+  covers_ = offset == 0 && is_contiguous() && numel() == storage->numel();
   return covers_ != 0;
 }
 

@@ -66,11 +66,12 @@ struct TensorImpl {
   bool is_contiguous() const;
   // Whether this tensor covers its whole storage in row-major order
   // (computed once: a tensor's geometry never changes).
-  bool covers_storage() const;
+  bool covers_storage() const { return covers_ >= 0 ? covers_ != 0 : compute_covers(); }
 
  private:
   friend Tensor make_tensor(NodePtr node, bool requires_grad);
   friend Tensor make_tensor(NodePtr value, Shape sizes, Shape strides, bool requires_grad);
+  bool compute_covers() const;
   mutable int8_t covers_ = -1;  // covers_storage(), once known
   mutable NodePtr cached_;
   mutable const Node* cached_base_ = nullptr;
