@@ -125,27 +125,25 @@ Shape tensor_iterator_strides(std::initializer_list<const Tensor*> operands, con
 }
 }  // namespace
 
-OutputLayout::OutputLayout(std::initializer_list<const Tensor*> operands, const Shape& shape) : shape_(shape) {
+OutputLayout::OutputLayout(std::initializer_list<const Tensor*> operands, Shape shape) : shape_(std::move(shape)) {
   // The common case first, cheaply: every operand row-major, so is the result.
   bool contiguous = true;
   for (const Tensor* t : operands) {
     const TensorImpl& i = *t->impl();
     contiguous = contiguous && (i.covers_storage() || i.is_contiguous());  // the first, cached, is the usual case
   }
-  if (contiguous || shape.size() < 2) {
-    row_major_ = true;  // strides_ stay empty: make() needs none
-    return;
-  }
+  if (contiguous || shape_.size() < 2) return;
+  strided_.emplace();
   // One operand laid out densely (the usual permuted case: x.t() * 2, a
   // chain on such a result): its strides, as PyTorch's fast path gives them.
   const TensorImpl& first = *(*operands.begin())->impl();
-  if (operands.size() == 1 && first.sizes == shape && non_overlapping_and_dense(first.sizes, first.strides))
-    strides_ = first.strides;
+  if (operands.size() == 1 && first.sizes == shape_ && non_overlapping_and_dense(first.sizes, first.strides))
+    strided_->strides = first.strides;
   else
-    strides_ = tensor_iterator_strides(operands, shape);
-  if (shape.numel() == 0) return;  // no elements: the order is only the strides
-  perm_ = memory_permutation(shape, strides_);
-  for (int64_t d : perm_) value_shape_.push_back(shape[d]);
+    strided_->strides = tensor_iterator_strides(operands, shape_);
+  if (shape_.numel() == 0) return;  // no elements: the order is only the strides
+  strided_->perm = memory_permutation(shape_, strided_->strides);
+  for (int64_t d : strided_->perm) strided_->value_shape.push_back(shape_[d]);
 }
 
 NodePtr OutputLayout::read(const Tensor& t, DType dtype, const char* op) const {
@@ -153,10 +151,10 @@ NodePtr OutputLayout::read(const Tensor& t, DType dtype, const char* op) const {
   // t in this very layout over the whole of its storage (the previous op of
   // a chain): its storage's value is already in memory order.
   const TensorImpl& i = *t.impl();
-  if (i.offset == 0 && i.sizes == shape_ && i.strides == strides_ && i.storage->numel() == shape_.numel())
-    return cast_node(reshape_node(i.storage->node, value_shape_), dtype);
+  if (i.offset == 0 && i.sizes == shape_ && i.strides == strided_->strides && i.storage->numel() == shape_.numel())
+    return cast_node(reshape_node(i.storage->node, strided_->value_shape), dtype);
   // Cast last: the permutation composes with t's view of its storage.
-  return cast_node(permute_node(expand_node(node_of(t, op), shape_), perm_), dtype);
+  return cast_node(permute_node(expand_node(node_of(t, op), shape_), strided_->perm), dtype);
 }
 
 Tensor with_strides(const Tensor& t, const Shape& strides) {
@@ -171,8 +169,8 @@ Tensor with_strides(const Tensor& t, const Shape& strides) {
 Tensor OutputLayout::make(NodePtr value, bool requires_grad) const {
   KILN_INTERNAL_ASSERT(value->shape == value_shape(), "a value of shape ", value->shape, " for a layout of ",
                        value_shape());
-  if (row_major_) return make_tensor(std::move(value), requires_grad);
-  return make_tensor(std::move(value), shape_, strides_, requires_grad);
+  if (!strided_) return make_tensor(std::move(value), requires_grad);
+  return make_tensor(std::move(value), shape_, strided_->strides, requires_grad);
 }
 
 }  // namespace kiln

@@ -9,6 +9,8 @@
 // tiles) and the tensor is a permuted view of that node's storage.
 #pragma once
 
+#include <optional>
+
 #include "core/tensor_impl.h"
 
 namespace kiln {
@@ -35,19 +37,17 @@ Tensor with_strides(const Tensor& t, const Shape& strides);
 // strides for it, and the value node built in memory order.
 class OutputLayout {
  public:
-  OutputLayout(std::initializer_list<const Tensor*> operands, const Shape& shape);
+  OutputLayout(std::initializer_list<const Tensor*> operands, Shape shape);
   // The layout of t for a copy of it (clone, to, the *_like factories):
   // PyTorch's preserve_format.
   explicit OutputLayout(const Tensor& t) : OutputLayout({&t}, t.sizes()) {}
 
   // Whether the value is computed in an order other than the logical one.
-  bool permuted() const { return !perm_.empty(); }
+  bool permuted() const { return strided_ && !strided_->perm.empty(); }
   // The shape of the value node: the logical shape in memory order.
-  const Shape& value_shape() const { return permuted() ? value_shape_ : shape_; }
+  const Shape& value_shape() const { return permuted() ? strided_->value_shape : shape_; }
   // t cast to dtype and broadcast to the result's shape, in memory order.
   NodePtr read(const Tensor& t, DType dtype, const char* op) const;
-  // A node of the value shape computed from a node of the logical shape.
-  NodePtr reorder(const NodePtr& logical) const { return permuted() ? permute_node(logical, perm_) : logical; }
   // The result: a tensor with these strides whose storage's value is `value`
   // (of value_shape()).
   Tensor make(NodePtr value, bool requires_grad = false) const;
@@ -56,8 +56,12 @@ class OutputLayout {
   Tensor adopt(const Tensor& made) const { return make(made.impl()->storage->node, made.requires_grad()); }
 
  private:
-  Shape shape_, strides_, perm_, value_shape_;
-  bool row_major_ = false;  // strides_ are contiguous_strides(shape_)
+  // A layout other than row-major (rare: kept out of the common case's way).
+  struct Strided {
+    Shape strides, perm, value_shape;
+  };
+  Shape shape_;
+  std::optional<Strided> strided_;  // empty: row-major (constructs nothing)
 };
 
 }  // namespace kiln
