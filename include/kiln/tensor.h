@@ -50,6 +50,8 @@ class Tensor {
   const Shape& sizes() const;
   const Shape& shape() const { return sizes(); }
   int64_t size(int64_t dim) const;
+  // PyTorch's strides: an elementwise result keeps its inputs' memory
+  // order (x.t() * 2 has strides (1, n), as in PyTorch).
   const Shape& strides() const;
   int64_t stride(int64_t dim) const;
   int64_t storage_offset() const;
@@ -124,8 +126,8 @@ class Tensor {
   Tensor reshape_as(const Tensor& other, KILN_LOC) const { return reshape(other.sizes(), loc); }
   Tensor as_strided(const Shape& size, const Shape& stride,
                     std::optional<int64_t> storage_offset = std::nullopt, KILN_LOC) const;
-  Tensor contiguous(KILN_LOC) const;
-  Tensor clone(KILN_LOC) const;
+  Tensor contiguous(KILN_LOC) const;  // row-major (itself when it is already)
+  Tensor clone(KILN_LOC) const;       // keeps a dense layout (PyTorch's preserve_format)
   Tensor detach(KILN_LOC) const;
   std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0, KILN_LOC) const;
   std::vector<Tensor> split(int64_t split_size, int64_t dim = 0, KILN_LOC) const;
