@@ -5,7 +5,10 @@
 // values PyTorch 1.13 printed for the same programs.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <random>
+#include <string>
 #include <vector>
 
 #include "kiln/kiln.h"
@@ -234,4 +237,97 @@ TEST_CASE("layout: a leaf in a permuted layout gets its gradient in that layout"
   Tensor v = ones({2, 3}).requires_grad_();
   (v.t() * 3).sum().backward();
   CHECK(v.grad().strides() == Shape{3, 1});
+}
+
+namespace {
+// A random program over three operands: elementwise ops, views, copies,
+// in-place writes (into results and through views of them), then a
+// reduction or a softmax. Run on permuted / sliced operands, whose results
+// take permuted layouts, and on row-major copies of them, whose results are
+// all row-major: the values must agree (the layout must never change a
+// value). The JIT-vs-reference tests cannot see a wrong layout: both would
+// evaluate the same wrong graph.
+Tensor random_operand(std::mt19937& rng, const Shape& shape, bool row_major) {
+  const size_t n = shape.size();
+  Shape perm(n);
+  for (size_t d = 0; d < n; ++d) perm[d] = static_cast<int64_t>(d);
+  std::shuffle(perm.begin(), perm.end(), rng);
+  Shape steps(n), base(n);
+  for (size_t k = 0; k < n; ++k) {
+    steps[k] = rng() % 4 == 0 ? 2 : 1;
+    base[k] = shape[perm[k]] * steps[k];
+  }
+  Tensor t = (arange(base.numel(), TensorOptions(kFloat32)) * 0.37 - 3.0).sin().reshape(base);
+  for (size_t k = 0; k < n; ++k)
+    if (steps[k] == 2) t = t.slice(static_cast<int64_t>(k), 0, std::nullopt, 2);
+  Shape inv(n);
+  for (size_t k = 0; k < n; ++k) inv[perm[k]] = static_cast<int64_t>(k);
+  t = t.permute(inv);  // logical shape `shape`, memory in perm's order
+  return row_major ? t.contiguous() : t;
+}
+
+Tensor run_program(uint32_t seed, bool row_major, std::vector<int>& trace, int& permuted) {
+  std::mt19937 rng(seed);
+  const int64_t rank = 2 + static_cast<int64_t>(rng() % 3);
+  Shape shape(static_cast<size_t>(rank));
+  for (auto& s : shape) s = 1 + static_cast<int64_t>(rng() % 5);
+  std::vector<Tensor> ops;
+  for (int i = 0; i < 3; ++i) ops.push_back(random_operand(rng, shape, row_major));
+  Tensor cur = ops[0];
+  const int steps = 4 + static_cast<int>(rng() % 4);
+  for (int s = 0; s < steps; ++s) {
+    const int op = static_cast<int>(rng() % 12);
+    const Tensor& other = ops[1 + rng() % 2];
+    trace.push_back(op);
+    switch (op) {
+      case 0: cur = cur + other; break;
+      case 1: cur = other * cur - 0.5; break;  // the other operand first decides the layout
+      case 2: cur = maximum(cur, other.select(0, 0)); break;  // broadcast of a view
+      case 3: cur = (cur * 0.3).exp() + cur.abs(); break;
+      case 4: cur = where(cur > 0.1, cur, other).relu() - cur.sigmoid(); break;
+      case 5: cur = cur.clone(); break;
+      case 6: cur = cur.to(kFloat64).neg().to(kFloat32); break;
+      case 7: cur.add_(other); break;  // in place, into a result (or an operand's copy)
+      case 8: {
+        cur = cur * 1;  // a result of cur's layout, then a write through a view of it
+        cur.select(rank - 1, 0).mul_(2.0);
+        break;
+      }
+      case 9: cur = cur.transpose(0, rank - 1) * 1.5; break;  // logical shape changes: keep others aligned
+      case 10: cur = zeros_like(cur) + cur * 2; break;
+      default: cur = cur.pow(2) - other; break;
+    }
+    if (cur.sizes() != shape) cur = cur.transpose(0, rank - 1);  // back to the operands' shape
+    permuted += cur.is_contiguous() ? 0 : 1;
+  }
+  switch (rng() % 4) {
+    case 0: return cur.sum(static_cast<int64_t>(rng() % static_cast<uint32_t>(rank)), rng() % 2 == 0);
+    case 1: return cur.softmax(static_cast<int64_t>(rng() % static_cast<uint32_t>(rank)));
+    case 2: return cur.amax({static_cast<int64_t>(rng() % static_cast<uint32_t>(rank))});
+    default: return cur;
+  }
+}
+}  // namespace
+
+TEST_CASE("layout: random programs give the same values in permuted layouts as in row-major ones") {
+  // 60 programs: each compiles kernels of its own (a few seconds cold)
+  int permuted = 0, row_major = 0;
+  for (uint32_t seed = 1; seed <= 60; ++seed) {
+    std::vector<int> t1, t2;
+    const Tensor a = run_program(seed, false, t1, permuted);
+    const Tensor b = run_program(seed, true, t2, row_major);
+    CAPTURE(seed);
+    REQUIRE(t1 == t2);
+    REQUIRE(a.sizes() == b.sizes());
+    const std::vector<float> va = a.to_vector<float>(), vb = b.to_vector<float>();
+    for (size_t i = 0; i < va.size(); ++i) {
+      CAPTURE(i);
+      // elementwise values are the same bits; a reduction may add in another order
+      CHECK(va[i] == doctest::Approx(vb[i]).epsilon(1e-5));
+    }
+  }
+  // most steps of the first runs were in a permuted layout (a transpose
+  // step can make a row-major run's value non-contiguous too)
+  CHECK(permuted > 150);
+  CHECK(permuted > 2 * row_major);
 }
