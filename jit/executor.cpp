@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -112,22 +114,35 @@ BufferPtr writable_base(const Node& assign, const Step& scatter, PtrMap<Slot>& s
 // instead of k (LLVM compiles on one thread). Returns the kernels found or
 // compiled here: their steps count them as a memory hit or a compile, not
 // as reused code. A kernel that fails here is left to its step, which
-// compiles it again and reports the error with the step's context.
-std::unordered_set<const KernelCode*> compile_ahead(const Schedule& s) {
+// compiles it again and reports the error with the step's context. The
+// cache keys of the kernels left to their steps come back too (a key is a
+// serialization of the kernel: computed once).
+struct Ahead {
   std::unordered_set<const KernelCode*> done;
+  std::unordered_map<const KernelCode*, std::string> keys;
+};
+Ahead compile_ahead(const Schedule& s) {
+  Ahead a;
+  std::unordered_set<const KernelCode*>& done = a.done;
   std::vector<KernelCode*> todo;
+  std::vector<std::string> keys;  // todo's
   for (const Step& st : s.steps) {
     if (st.kind != StepKind::Kernel || st.code->fn.load(std::memory_order_acquire)) continue;
     if (done.count(st.code.get()) || std::find(todo.begin(), todo.end(), st.code.get()) != todo.end()) continue;
-    if (KernelFn fn = memory_cached_kernel(st.code->ir)) {
+    std::string key;
+    if (KernelFn fn = memory_cached_kernel(st.code->ir, key)) {
       st.code->fn.store(fn, std::memory_order_release);
       done.insert(st.code.get());
     } else {
       todo.push_back(st.code.get());
+      keys.push_back(std::move(key));
     }
   }
   ThreadPool& pool = ThreadPool::instance();
-  if (todo.size() < 2 || pool.num_threads() < 2) return done;
+  if (todo.size() < 2 || pool.num_threads() < 2) {
+    for (size_t i = 0; i < todo.size(); ++i) a.keys.emplace(todo[i], std::move(keys[i]));
+    return a;
+  }
   const int64_t threads = std::min<int64_t>(pool.num_threads(), static_cast<int64_t>(todo.size()));
   if (jit_log_enabled())
     jit_log("compiling " + std::to_string(todo.size()) + " kernels side by side on " + std::to_string(threads) +
@@ -139,7 +154,7 @@ std::unordered_set<const KernelCode*> compile_ahead(const Schedule& s) {
   pool.parallel_for(threads, [&](int64_t, int64_t) {
     for (size_t i = next++; i < todo.size(); i = next++) {
       try {
-        todo[i]->fn.store(compiled_kernel(todo[i]->ir), std::memory_order_release);
+        todo[i]->fn.store(compiled_kernel(todo[i]->ir, keys[i]), std::memory_order_release);
       } catch (...) {
         // left to the step
       }
@@ -147,7 +162,7 @@ std::unordered_set<const KernelCode*> compile_ahead(const Schedule& s) {
   });
   for (KernelCode* c : todo)
     if (c->fn.load(std::memory_order_acquire)) done.insert(c);
-  return done;
+  return a;
 }
 
 int64_t bytes_of(const std::vector<const Node*>& nodes) {
@@ -194,8 +209,9 @@ std::vector<BufferPtr> evaluate(const std::vector<NodePtr>& roots, bool interpre
   // and the bases given up so far (see writable_base).
   const Node* in_place = nullptr;
   std::vector<const Node*> dead;
-  std::unordered_set<const KernelCode*> compiled_here;
-  if (!interpret) compiled_here = compile_ahead(s);
+  Ahead ahead;
+  if (!interpret) ahead = compile_ahead(s);
+  std::unordered_set<const KernelCode*>& compiled_here = ahead.done;
 
   for (size_t step = 0; step < s.steps.size(); ++step) {
     const Step& st = s.steps[step];
@@ -231,7 +247,8 @@ std::vector<BufferPtr> evaluate(const std::vector<NodePtr>& roots, bool interpre
         if (!interpret) {
           fn = st.code->fn.load(std::memory_order_acquire);
           if (!fn) {
-            fn = compiled_kernel(st.code->ir);
+            auto key = ahead.keys.find(st.code.get());
+            fn = key != ahead.keys.end() ? compiled_kernel(st.code->ir, key->second) : compiled_kernel(st.code->ir);
             st.code->fn.store(fn, std::memory_order_release);
           } else if (compiled_here.erase(st.code.get()) == 0) {
             ++counters().cache_hits_memory;

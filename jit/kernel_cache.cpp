@@ -217,10 +217,14 @@ KernelFn memory_hit(const Kernel& k, const std::string& key) {
 }
 }  // namespace
 
-KernelFn memory_cached_kernel(const Kernel& k) { return memory_hit(k, k.key()); }
+KernelFn memory_cached_kernel(const Kernel& k, std::string& key) {
+  key = k.key();
+  return memory_hit(k, key);
+}
 
-KernelFn compiled_kernel(const Kernel& k) {
-  std::string key = k.key();
+KernelFn compiled_kernel(const Kernel& k) { return compiled_kernel(k, k.key()); }
+
+KernelFn compiled_kernel(const Kernel& k, const std::string& key) {
   if (KernelFn fn = memory_hit(k, key)) return fn;
   codegen::Backend& be = codegen::cpu_backend();
   std::optional<Entry> entry = entry_for(key);
@@ -257,7 +261,7 @@ KernelFn compiled_kernel(const Kernel& k) {
       jit_log("kernel " + k.name + ": compiled in " + std::to_string(ns / 1000) + " us (cache miss: " + miss + ")");
   }
   std::lock_guard<std::mutex> lock(memory_mu());
-  memory().emplace(std::move(key), fn);
+  memory().emplace(key, fn);
   return fn;
 }
 

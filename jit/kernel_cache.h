@@ -45,10 +45,12 @@ inline constexpr size_t kDiskCacheHeaderSize = 32;
 // The compiled function for k: from memory, from disk, or compiled now
 // (stats: cache_hits_memory, cache_hits_disk, kernels_compiled + compile time).
 KernelFn compiled_kernel(const Kernel& k);
+// The same with k's key (Kernel::key()) already computed.
+KernelFn compiled_kernel(const Kernel& k, const std::string& key);
 // The function for k if the in-memory cache holds it (a cache_hits_memory),
 // else nullptr: what compiled_kernel would find without going to disk or
-// compiling.
-KernelFn memory_cached_kernel(const Kernel& k);
+// compiling. Sets `key` to k's key, for a compiled_kernel that follows.
+KernelFn memory_cached_kernel(const Kernel& k, std::string& key);
 
 // For tests and tools. Forgets the in-memory cache (compiled functions stay
 // callable); the next compiled_kernel() of each kernel goes to disk.
