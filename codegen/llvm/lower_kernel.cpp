@@ -486,7 +486,8 @@ class Lowering {
     // as the 8 LLVM picks and cost a third less compile time (measured on
     // randn when it still called libm's log and cos: 64 x 4096, 6.9 ms
     // either way; callgrind 182 M -> 126 M instructions).
-    const int width = map_body_has(s, calls_libm) ? 4 : 0;
+    const MapBody computes = map_body(s);
+    const int width = computes.calls_libm ? 4 : 0;
     // A loop drawing random numbers runs its last, partial vector with
     // masked loads and stores instead of a scalar remainder loop: the
     // remainder was a second copy of the ten Philox rounds (and of
@@ -497,7 +498,7 @@ class Lowering {
     // nothing: a folded tail would change the order of a sum from the
     // unfused kernel's. Where the target cannot mask an access, LLVM falls
     // back to the scalar remainder.
-    const bool fold_tail = map_body_has(s, [](const jit::Value& v) { return v.op == VOp::Philox; });
+    const bool fold_tail = computes.philox;
     if (interleave || width || fold_tail) {
       llvm::LLVMContext& c = e_.ctx;
       std::vector<llvm::Metadata*> ops{nullptr};
@@ -516,27 +517,33 @@ class Lowering {
     b.SetInsertPoint(exit);
   }
 
-  // Whether an innermost loop accumulates nothing and computes a value for
-  // which pred holds (a width or a folded tail of its own in a loop that
+  // What an innermost loop that accumulates nothing computes, found in one
+  // walk of its values (a width or a folded tail of its own in a loop that
   // sums would change the order of the sum from the unfused kernel's, which
-  // the determinism tests pin).
-  template <class Pred>
-  bool map_body_has(const Stmt& s, Pred pred) const {
+  // the determinism tests pin: such a loop reports neither).
+  struct MapBody {
+    bool calls_libm = false;  // a float64 libm call (calls_libm)
+    bool philox = false;      // random numbers
+  };
+  MapBody map_body(const Stmt& s) const {
+    MapBody r;
     std::vector<ValueId> stack;
     for (const Stmt& c : s.body) {
-      if (c.kind == StmtKind::Loop || c.kind == StmtKind::AccUpdate) return false;
+      if (c.kind == StmtKind::Loop || c.kind == StmtKind::AccUpdate) return {};
       if (c.value >= 0) stack.push_back(c.value);
     }
     std::vector<bool> seen(k_.values.size());
-    while (!stack.empty()) {
+    while (!stack.empty() && !(r.calls_libm && r.philox)) {
       const ValueId id = stack.back();
       stack.pop_back();
       if (id < 0 || seen[id]) continue;
       seen[id] = true;
-      if (pred(k_.values[id])) return true;
-      for (ValueId a : k_.values[id].args) stack.push_back(a);
+      const jit::Value& v = k_.values[id];
+      r.calls_libm = r.calls_libm || calls_libm(v);
+      r.philox = r.philox || v.op == VOp::Philox;
+      for (ValueId a : v.args) stack.push_back(a);
     }
-    return false;
+    return r;
   }
 
   // A loop whose extent is min(c, ...) for a small constant c (a tile).
