@@ -84,6 +84,18 @@ const Node* blas_source(const Node* op, const NodeSet& mat) {
   return r && stored(r->base) && blas_readable(*op, *r) ? r->base : nullptr;
 }
 
+// A computed value that op views whole in another order, BLAS-readable
+// (a transpose: (a * 2).t(), a result in a permuted layout, core/layout.h):
+// stored as it is computed, in its own order, BLAS reads it transposed,
+// where storing op would transpose it through tiles first. Null otherwise.
+const Node* blas_viewed_value(const Node* op) {
+  const Node* base = op;
+  while (base->op == Op::AsStrided) base = base->inputs[0].get();
+  if (base == op || has_value(*base) || base->numel() != op->numel()) return nullptr;
+  std::optional<StridedRead> r = fold_views(op, [&](const Node* x) { return x == base; });
+  return r && r->base == base && blas_readable(*op, *r) ? base : nullptr;
+}
+
 // Per library matmul, the stored nodes its step reads (partition decides).
 using MatmulReads = std::unordered_map<const Node*, std::array<const Node*, 2>>;
 
@@ -169,8 +181,9 @@ void partition(const Graph& g, const std::vector<NodePtr>& roots, const Schedule
           const Node* op = n->inputs[i].get();
           const Node* src = blas_source(op, mat);
           if (!src) {  // BLAS reads memory: a computed operand, or views it cannot walk
-            src = op;
-            store(mat, cuts, op, Cut::MatmulOperand);
+            const Node* viewed = blas_viewed_value(op);
+            src = viewed ? viewed : op;
+            store(mat, cuts, src, Cut::MatmulOperand);
           }
           reads[n][i] = src;
         }

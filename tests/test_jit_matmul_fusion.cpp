@@ -476,6 +476,30 @@ void check_copied(const Tensor& t, double tol) {
 }
 }  // namespace
 
+TEST_CASE("jit matmul: a computed value read transposed is stored in its own order for BLAS") {
+  // (x * 2).t() and x.t() * 2 (a result in x.t()'s layout, core/layout.h) as
+  // the left operand: the product is stored as it is computed, row by row
+  // with no transposing tiles, and the library call reads it transposed.
+  Tensor x = data({40, 24}), w = data({40, 32}, 0.5);
+  for (const Tensor& a : {(x * 2).t(), x.t() * 2}) {
+    const Tensor y = matmul(a, w);
+    jit::Schedule s = plan(y);
+    REQUIRE(s.steps.size() == 2);
+    CHECK(s.steps[0].why.cut == jit::Cut::MatmulOperand);
+    CHECK(s.steps[0].outputs[0]->op == Op::Mul);   // the product, not a transposed copy of it
+    CHECK(s.steps[0].code->ir.num_loops == 2);     // rows, no tiles
+    CHECK(s.steps[1].kind == jit::StepKind::Matmul);
+    CHECK(explain({y}).find("k1 matmul (library call, trans a)") != std::string::npos);
+    check_values(y, 1e-5, false);
+  }
+  // part of a computed value: the part is stored (a copy), not the whole value
+  const Tensor part = matmul((data({40, 48}) * 2).slice(1, 0, 24).t(), w);
+  jit::Schedule s = plan(part);
+  REQUIRE(s.steps.size() == 2);
+  CHECK(s.steps[0].outputs[0]->op == Op::AsStrided);
+  check_values(part, 1e-5, false);
+}
+
 TEST_CASE("jit matmul: BLAS reads transposed, sliced and broadcast operands without a copy") {
   for (DType dt : {DType::Float32, DType::Float64}) {
     CAPTURE(dt);
