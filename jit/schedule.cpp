@@ -151,6 +151,73 @@ void store(NodeSet& set, CutMap& cuts, const Node* n, Cut cut, const char* detai
   cuts.emplace(n, Boundary{cut, detail});
 }
 
+// Whether the view n reads its input transposed: its last dim with a
+// stride > 1, an earlier dim with stride 1. Its reader's kernel then runs
+// in tiles (lower.cpp's transposed_dim), in whose strided order a loop runs
+// scalar: LLVM versions it for a unit stride only.
+bool transposed_view(const Node* n) {
+  if (n->op != Op::AsStrided || n->rank() < 2) return false;
+  const auto& a = n->attrs.ints;  // {offset, strides...}
+  const int64_t last = n->rank() - 1;
+  if (n->shape[last] < 2 || std::abs(a[1 + last]) <= 1) return false;
+  for (int64_t d = 0; d < last; ++d)
+    if (std::abs(a[1 + d]) == 1 && n->shape[d] > 1) return true;
+  return false;
+}
+
+// Whether computing n inline costs transcendental math or random numbers.
+bool costly_math(const Node* n) {
+  return inline_region_has(n, 64, false, [](const Node* m) {
+    return !has_value(*m) && (is_transcendental(m->op) || m->cls() == OpClass::Random);
+  });
+}
+
+// Whether n, computed inline, reads something transposed (through
+// elementwise ops, as transposed_dim looks).
+bool reads_transposed(const Node* n, int64_t rank, int& budget) {
+  if (--budget < 0 || has_value(*n) || n->rank() != rank) return false;
+  switch (n->cls()) {
+    case OpClass::View: return transposed_view(n);
+    case OpClass::Unary:
+    case OpClass::Binary:
+    case OpClass::Ternary:
+    case OpClass::Transfer:
+      for (const auto& in : n->inputs)
+        if (reads_transposed(in.get(), rank, budget)) return true;
+      return false;
+    default: return false;
+  }
+}
+
+// Values with transcendental math (or random numbers) that a tiled kernel
+// would compute in its strided order, one lane at a time: stored first in
+// their own order, where they vectorize, and read like memory. The value a
+// transposed view reads whole (x.t().softmax(1)'s row-major result,
+// y + x.t().exp()), and an elementwise op's operands that read nothing
+// transposed where another operand does (x.t().exp() + y, in x.t()'s
+// layout: y is read transposed, exp(x) in order).
+void store_transposed_math(const Node* n, NodeSet& mat, CutMap& cuts) {
+  if (is_view(n->op)) {
+    const Node* x = n->inputs[0].get();
+    if (transposed_view(n) && !has_value(*x) && !mat.count(x) && x->numel() == n->numel() && costly_math(x))
+      store(mat, cuts, x, Cut::TransposedMath);
+    return;
+  }
+  if (!is_elementwise(n->op) || n->inputs.size() < 2 || n->rank() < 2) return;
+  int budget = 64;
+  std::vector<const Node*> plain;  // operands that read nothing transposed
+  bool transposed = false;
+  for (const auto& in : n->inputs) {
+    if (reads_transposed(in.get(), n->rank(), budget)) transposed = true;
+    else plain.push_back(in.get());
+  }
+  if (!transposed) return;
+  for (const Node* in : plain)
+    if (!has_value(*in) && !mat.count(in) && in->shape == n->shape && costly_math(in))
+      store(mat, cuts, in, Cut::TransposedMath);
+}
+
+
 // partition: nodes that must be stored whatever fusion decides.
 void partition(const Graph& g, const std::vector<NodePtr>& roots, const ScheduleOptions& opt,
                NodeSet& mat, CutMap& cuts, MatmulReads& reads) {
@@ -212,6 +279,7 @@ void partition(const Graph& g, const std::vector<NodePtr>& roots, const Schedule
       case OpClass::Transfer:
         if (!opt.fusion && n->op != Op::AsStrided) store(mat, cuts, n, Cut::FusionOff);
         else if (n->store) store(mat, cuts, n, Cut::Staged);
+        else store_transposed_math(n, mat, cuts);
         break;
     }
   }
@@ -518,6 +586,7 @@ const char* cut_name(Cut c) {
     case Cut::OtherRows: return "other-rows";
     case Cut::Merged: return "merged-outputs";
     case Cut::Staged: return "staged-reduction";
+    case Cut::TransposedMath: return "transposed-math";
   }
   return "?";
 }
@@ -537,6 +606,7 @@ const char* cut_text(Cut c) {
     case Cut::OtherRows: return "a reduction its reader cannot compute in its own loops";
     case Cut::Merged: return "outputs over one iteration space, merged into one kernel";
     case Cut::Staged: return "a stage of a blocked reduction, stored by design";
+    case Cut::TransposedMath: return "a value with transcendental math read transposed: computed in its own order first, where it vectorizes";
   }
   return "?";
 }

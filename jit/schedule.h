@@ -86,6 +86,7 @@ enum class Cut : uint8_t {
   OtherRows,        // a reduction its reader cannot compute in its own loops
   Merged,           // outputs over one iteration space that share one kernel
   Staged,           // a stage of a blocked reduction (Node::store): stored by design
+  TransposedMath,   // a value with transcendental math read transposed: computed in its own order first
 };
 const char* cut_name(Cut c);  // a short id: "output", "shared-reduction", ...
 const char* cut_text(Cut c);  // a phrase: "a reduction read by several kernels"

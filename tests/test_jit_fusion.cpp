@@ -189,6 +189,47 @@ TEST_CASE("jit fusion: a transposed read runs in square tiles") {
   check_values((x.t() + y).exp());
 }
 
+TEST_CASE("jit fusion: transcendental math read transposed is computed in its own order first") {
+  // In tiles a transposed read makes the loop run one lane at a time (LLVM
+  // versions it for a unit stride only), exp included. Such a value is
+  // stored first in its own order, where it vectorizes, and the tiles read
+  // it like memory.
+  Tensor x = data({70, 40}), y = data({40, 70}, 0.5);
+  auto cuts = [](const jit::Schedule& s) {
+    std::vector<jit::Cut> c;
+    for (const auto& st : s.steps) c.push_back(st.why.cut);
+    return c;
+  };
+  // y + x.t().exp(): x.t().exp() is exp(x) in x.t()'s layout, read
+  // transposed by the row-major sum: exp(x) rows, then the tiles
+  jit::Schedule a = plan(y + x.t().exp());
+  REQUIRE(a.steps.size() == 2);
+  CHECK(cuts(a) == std::vector<jit::Cut>{jit::Cut::TransposedMath, jit::Cut::Output});
+  CHECK(a.steps[0].outputs[0]->op == Op::Exp);
+  CHECK(a.steps[0].code->ir.num_loops == 2);
+  CHECK(a.steps[1].code->ir.num_loops == 4);  // tiles of a sum: no exp in them
+  check_values(y + x.t().exp(), 1e-6);
+  // x.t().exp() + y: in x.t()'s layout, y is read transposed: exp(x) first
+  jit::Schedule b = plan(x.t().exp() + y);
+  REQUIRE(b.steps.size() == 2);
+  CHECK(cuts(b) == std::vector<jit::Cut>{jit::Cut::TransposedMath, jit::Cut::Output});
+  CHECK(b.steps[0].outputs[0]->op == Op::Exp);
+  check_values(x.t().exp() + y, 1e-6);
+  // softmax of a transposed view: its row-major result copies a value with
+  // exp in it; the value is computed in x's order, the copy is a transpose
+  jit::Schedule c = plan(x.t().softmax(1));
+  const std::vector<jit::Cut> cc = cuts(c);
+  CHECK(cc.back() == jit::Cut::Output);
+  CHECK(c.steps.back().outputs[0]->op == Op::AsStrided);  // the output kernel only copies
+  // the value it copies, and here (too small to reduce in memory order) exp
+  // itself, read by the sum through a transposed view
+  CHECK(std::count(cc.begin(), cc.end(), jit::Cut::TransposedMath) == 2);
+  check_values(x.t().softmax(1), 1e-6);
+  // cheap math stays in the tiles: one kernel
+  CHECK(kernels(y + x.t() * 2) == 1);
+  CHECK(kernels(x.t() + y) == 1);
+}
+
 TEST_CASE("jit fusion: a large matmul calls BLAS and its consumers fuse after it") {
   Tensor a = data({24, 20}), w = data({20, 32}), bias = data({32});
   jit::Schedule s = plan(relu(matmul(a, w) + bias));
