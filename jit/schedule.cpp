@@ -197,6 +197,9 @@ bool reads_transposed(const Node* n, int64_t rank, int& budget) {
 // transposed where another operand does (x.t().exp() + y, in x.t()'s
 // layout: y is read transposed, exp(x) in order).
 void store_transposed_math(const Node* n, NodeSet& mat, CutMap& cuts) {
+  // Under one 32 x 32 tile (lowerer.h) the scalar math costs less than a
+  // kernel more.
+  if (n->numel() < 32 * 32) return;
   if (is_view(n->op)) {
     const Node* x = n->inputs[0].get();
     if (transposed_view(n) && !has_value(*x) && !mat.count(x) && x->numel() == n->numel() && costly_math(x))

@@ -228,6 +228,10 @@ TEST_CASE("jit fusion: transcendental math read transposed is computed in its ow
   // cheap math stays in the tiles: one kernel
   CHECK(kernels(y + x.t() * 2) == 1);
   CHECK(kernels(x.t() + y) == 1);
+  // so does a value under one 32 x 32 tile: the kernel more would cost more
+  Tensor sx = data({30, 20}), sy = data({20, 30});
+  CHECK(kernels(sy + sx.t().exp()) == 1);
+  check_values(sy + sx.t().exp(), 1e-6);
 }
 
 TEST_CASE("jit fusion: a large matmul calls BLAS and its consumers fuse after it") {
