@@ -220,7 +220,6 @@ void store_transposed_math(const Node* n, NodeSet& mat, CutMap& cuts) {
       store(mat, cuts, in, Cut::TransposedMath);
 }
 
-
 // partition: nodes that must be stored whatever fusion decides.
 void partition(const Graph& g, const std::vector<NodePtr>& roots, const ScheduleOptions& opt,
                NodeSet& mat, CutMap& cuts, MatmulReads& reads) {
