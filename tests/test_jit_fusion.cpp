@@ -202,7 +202,8 @@ TEST_CASE("jit fusion: transcendental math read transposed is computed in its ow
   };
   // y + x.t().exp(): x.t().exp() is exp(x) in x.t()'s layout, read
   // transposed by the row-major sum: exp(x) rows, then the tiles
-  jit::Schedule a = plan(y + x.t().exp());
+  const Tensor ya = y + x.t().exp();  // alive while its schedule's nodes are read
+  jit::Schedule a = plan(ya);
   REQUIRE(a.steps.size() == 2);
   CHECK(cuts(a) == std::vector<jit::Cut>{jit::Cut::TransposedMath, jit::Cut::Output});
   CHECK(a.steps[0].outputs[0]->op == Op::Exp);
@@ -210,14 +211,16 @@ TEST_CASE("jit fusion: transcendental math read transposed is computed in its ow
   CHECK(a.steps[1].code->ir.num_loops == 4);  // tiles of a sum: no exp in them
   check_values(y + x.t().exp(), 1e-6);
   // x.t().exp() + y: in x.t()'s layout, y is read transposed: exp(x) first
-  jit::Schedule b = plan(x.t().exp() + y);
+  const Tensor yb = x.t().exp() + y;
+  jit::Schedule b = plan(yb);
   REQUIRE(b.steps.size() == 2);
   CHECK(cuts(b) == std::vector<jit::Cut>{jit::Cut::TransposedMath, jit::Cut::Output});
   CHECK(b.steps[0].outputs[0]->op == Op::Exp);
   check_values(x.t().exp() + y, 1e-6);
   // softmax of a transposed view: its row-major result copies a value with
   // exp in it; the value is computed in x's order, the copy is a transpose
-  jit::Schedule c = plan(x.t().softmax(1));
+  const Tensor yc = x.t().softmax(1);
+  jit::Schedule c = plan(yc);
   const std::vector<jit::Cut> cc = cuts(c);
   CHECK(cc.back() == jit::Cut::Output);
   CHECK(c.steps.back().outputs[0]->op == Op::AsStrided);  // the output kernel only copies
