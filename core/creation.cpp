@@ -218,27 +218,19 @@ TensorOptions like_options(const Tensor& t, const TensorOptions& o) {
 // the factory's value is made in t's memory order.
 Tensor empty_like(const Tensor& t, const TensorOptions& o, SourceLoc loc) {
   const LocScope at(loc);
-  const TensorOptions opts = like_options(t, o);
-  const OutputLayout layout(t);
-  return layout.adopt(empty(layout.value_shape(), opts));
+  return made_like(t, like_options(t, o), [](const Shape& s, const TensorOptions& opts) { return empty(s, opts); });
 }
 Tensor zeros_like(const Tensor& t, const TensorOptions& o, SourceLoc loc) {
   const LocScope at(loc);
-  const TensorOptions opts = like_options(t, o);
-  const OutputLayout layout(t);
-  return layout.adopt(zeros(layout.value_shape(), opts));
+  return made_like(t, like_options(t, o), [](const Shape& s, const TensorOptions& opts) { return zeros(s, opts); });
 }
 Tensor ones_like(const Tensor& t, const TensorOptions& o, SourceLoc loc) {
   const LocScope at(loc);
-  const TensorOptions opts = like_options(t, o);
-  const OutputLayout layout(t);
-  return layout.adopt(ones(layout.value_shape(), opts));
+  return made_like(t, like_options(t, o), [](const Shape& s, const TensorOptions& opts) { return ones(s, opts); });
 }
 Tensor full_like(const Tensor& t, Scalar v, const TensorOptions& o, SourceLoc loc) {
   const LocScope at(loc);
-  const TensorOptions opts = like_options(t, o);
-  const OutputLayout layout(t);
-  return layout.adopt(full(layout.value_shape(), v, opts));
+  return made_like(t, like_options(t, o), [&](const Shape& s, const TensorOptions& opts) { return full(s, v, opts); });
 }
 
 }  // namespace kiln

@@ -181,18 +181,21 @@ Tensor binary_op(Op op, const Tensor& a, const Scalar& b, const char* name, bool
 }
 
 namespace {
+// op over t (defined) read as dtype `in`, producing `out`, in t's layout.
+Tensor unary_node(Op op, const Tensor& t, DType in, DType out, const char* name) {
+  const OutputLayout layout(t);
+  return layout.make(make_node(op, out, t.device(), layout.value_shape(), node_list(layout.read(t, in, name))));
+}
 Tensor unary_float(Op op, const Tensor& t, const char* name) {
   node_of(t, name);  // first: an undefined t is refused under the op's name
-  DType ct = floating_compute_type(t.dtype());
-  const OutputLayout layout(t);
-  Tensor out = layout.make(make_node(op, ct, t.device(), layout.value_shape(), node_list(layout.read(t, ct, name))));
+  const DType ct = floating_compute_type(t.dtype());
+  Tensor out = unary_node(op, t, ct, ct, name);
   record_unary(op, out, t);
   return out;
 }
 Tensor unary_same(Op op, const Tensor& t, const char* name) {
   node_of(t, name);
-  const OutputLayout layout(t);
-  Tensor out = layout.make(make_node(op, t.dtype(), t.device(), layout.value_shape(), node_list(layout.read(t, t.dtype(), name))));
+  Tensor out = unary_node(op, t, t.dtype(), t.dtype(), name);
   record_unary(op, out, t);
   return out;
 }
@@ -366,9 +369,7 @@ Tensor Tensor::square(SourceLoc loc) const { return pow(Scalar(int64_t{2}), loc)
 Tensor Tensor::logical_not(SourceLoc loc) const {
   const LocScope at(loc);
   node_of(*this, "logical_not");
-  const OutputLayout layout(*this);
-  return layout.make(make_node(Op::LogicalNot, DType::Bool, device(), layout.value_shape(),
-                               node_list(layout.read(*this, dtype(), "logical_not"))));
+  return unary_node(Op::LogicalNot, *this, dtype(), DType::Bool, "logical_not");
 }
 
 Tensor Tensor::clamp(std::optional<Scalar> lo, std::optional<Scalar> hi, SourceLoc loc) const {

@@ -29,11 +29,10 @@ void write_into(const Tensor& dst, NodePtr value, const char* op) {
   }
   // The whole storage in another order (x.t(), a result in a permuted
   // layout): the new value is `value` read in memory order, no scatter.
-  if (t.offset == 0 && t.numel() == s.numel() && non_overlapping_and_dense(t.sizes, t.strides))
-    if (Shape p = memory_permutation(t.sizes, t.strides); !p.empty()) {
-      write_storage(s, reshape_node(permute_node(value, p), s.node->shape));
-      return;
-    }
+  if (Shape p = storage_permutation(t); !p.empty()) {
+    write_storage(s, reshape_node(permute_node(value, p), s.node->shape));
+    return;
+  }
   Attrs a;
   a.ints.push_back(t.offset);
   for (int64_t st : t.strides) a.ints.push_back(st);

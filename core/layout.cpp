@@ -43,6 +43,14 @@ Shape memory_permutation(const Shape& sizes, const Shape& strides) {
   return p;
 }
 
+bool covers_storage_densely(const TensorImpl& t) {
+  return t.offset == 0 && t.numel() == t.storage->numel() && non_overlapping_and_dense(t.sizes, t.strides);
+}
+
+Shape storage_permutation(const TensorImpl& t) {
+  return covers_storage_densely(t) ? memory_permutation(t.sizes, t.strides) : Shape{};
+}
+
 NodePtr permute_node(const NodePtr& n, const Shape& p) {
   bool identity = true;
   for (size_t k = 0; k < p.size(); ++k) identity = identity && p[k] == static_cast<int64_t>(k);

@@ -24,6 +24,14 @@ bool non_overlapping_and_dense(const Shape& sizes, const Shape& strides);
 // dims of one element) or when strides tie (an overlapping or broadcast layout).
 Shape memory_permutation(const Shape& sizes, const Shape& strides);
 
+// Whether t covers the whole of its storage in a dense order: row-major, or
+// a permutation of it (x.t(), a result in a permuted layout).
+bool covers_storage_densely(const TensorImpl& t);
+// The permutation p under which t covers its whole storage in row-major
+// order (t.permute(p) is row-major over it); empty when t is row-major
+// already or does not cover its storage densely.
+Shape storage_permutation(const TensorImpl& t);
+
 // n's value read with its dims in the order p (n.permute(p)): one AsStrided
 // node, composed with n when n is a view itself; n itself for the identity.
 NodePtr permute_node(const NodePtr& n, const Shape& p);
@@ -63,5 +71,13 @@ class OutputLayout {
   Shape shape_;
   std::optional<Strided> strided_;  // empty: row-major (constructs nothing)
 };
+
+// A *_like factory's result: make(shape, options) (zeros, rand, ...) drawn
+// in t's memory order, in t's dense layout (PyTorch's preserve_format).
+template <class Make>
+Tensor made_like(const Tensor& t, const TensorOptions& options, Make make) {
+  const OutputLayout layout(t);
+  return layout.adopt(make(layout.value_shape(), options));
+}
 
 }  // namespace kiln

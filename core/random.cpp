@@ -96,21 +96,16 @@ Tensor randint(int64_t low, int64_t high, const Shape& sizes, const TensorOption
 // numbers are drawn in t's memory order, as PyTorch fills such a tensor.
 Tensor rand_like(const Tensor& t, const TensorOptions& o, SourceLoc loc) {
   const LocScope at(loc);
-  const TensorOptions opts = like_options(t, o);
-  const OutputLayout layout(t);
-  return layout.adopt(rand(layout.value_shape(), opts));
+  return made_like(t, like_options(t, o), [](const Shape& s, const TensorOptions& opts) { return rand(s, opts); });
 }
 Tensor randn_like(const Tensor& t, const TensorOptions& o, SourceLoc loc) {
   const LocScope at(loc);
-  const TensorOptions opts = like_options(t, o);
-  const OutputLayout layout(t);
-  return layout.adopt(randn(layout.value_shape(), opts));
+  return made_like(t, like_options(t, o), [](const Shape& s, const TensorOptions& opts) { return randn(s, opts); });
 }
 Tensor randint_like(const Tensor& t, int64_t low, int64_t high, const TensorOptions& o, SourceLoc loc) {
   const LocScope at(loc);
-  const TensorOptions opts = like_options(t, o).requires_grad(false);
-  const OutputLayout layout(t);
-  return layout.adopt(randint(low, high, layout.value_shape(), opts));
+  return made_like(t, like_options(t, o).requires_grad(false),
+                   [&](const Shape& s, const TensorOptions& opts) { return randint(low, high, s, opts); });
 }
 
 }  // namespace kiln

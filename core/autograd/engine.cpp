@@ -30,8 +30,7 @@ void accumulate(TensorImpl& t, const Tensor& g) {
     }
     // PyTorch's layout contract: a leaf in a dense permuted layout (a
     // detached x.t(), zeros_like of one) gets its gradient in that layout.
-    const bool dense = t.offset == 0 && t.numel() == t.storage->numel() && non_overlapping_and_dense(t.sizes, t.strides);
-    const Shape p = dense ? memory_permutation(t.sizes, t.strides) : Shape{};
+    const Shape p = storage_permutation(t);
     grad = p.empty() ? make_tensor(g.impl()->node()) : make_tensor(permute_node(g.impl()->node(), p), t.sizes, t.strides);
     return;
   }

@@ -249,9 +249,7 @@ void rebase_history(const Tensor& self, const FunctionPtr& fn) {
   // A base is row-major or another dense order of its whole storage (an
   // elementwise result in a permuted layout); from_blob's strided memory is
   // neither.
-  KILN_CHECK(base.covers_storage() || (base.offset == 0 && base.numel() == base.storage->numel() &&
-                                       non_overlapping_and_dense(base.sizes, base.strides)),
-             "backward",
+  KILN_CHECK(covers_storage_densely(base), "backward",
              "an in-place write through a view of a base that does not cover its memory densely is "
              "not differentiable (base ", base.sizes, " with strides ", base.strides, "); clone() the base first");
   auto cs = make_pooled<Function>(GradFn::CopySlices);
