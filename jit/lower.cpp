@@ -191,36 +191,14 @@ ValueId Lowerer::open_loop(std::vector<Stmt>*& cur, ValueId extent, int64_t stat
   return var;
 }
 
-// Transposed reads (`x.t() + y`): the output is written along its last dim,
-// but a stored input is read through a view with a stride > 1 there and
-// contiguously along an earlier dim. Row by row, each element read would
-// touch a new cache line, evicted before its neighbours are used. The
-// earlier dim (the innermost such), or -1. Decided from view strides, which
-// are part of the structural hash that keys the schedule cache. A view of a
-// value computed inline counts as well (`(x * 2).t().contiguous()`, the
-// row-major copy of a result in a permuted layout, core/layout.h): that
-// value is computed from reads in its own row-major order.
+// The transposed dim of n's kernel (schedule.h: transposed_dim), seen
+// from this kernel's stored nodes. A view of a value computed inline counts
+// (`(x * 2).t().contiguous()`, the row-major copy of a result in a permuted
+// layout, core/layout.h): that value is computed from reads in its own
+// row-major order. Decided from view strides, which are part of the
+// structural hash that keys the schedule cache.
 int64_t Lowerer::transposed_dim(const Node* n, int64_t rank, int& budget) {
-  if (--budget < 0 || stored(n) || n->rank() != rank) return -1;
-  switch (n->cls()) {
-    case OpClass::View: {
-      const Node* x = n->inputs[0].get();
-      const auto& a = n->attrs.ints;  // {offset, strides...}
-      const int64_t last = rank - 1;
-      if (n->shape[last] < 2 || std::abs(a[1 + last]) <= 1) return -1;
-      for (int64_t d = last; d-- > 0;)
-        if (std::abs(a[1 + d]) == 1 && n->shape[d] > 1) return d;
-      return -1;
-    }
-    case OpClass::Unary:
-    case OpClass::Binary:
-    case OpClass::Ternary:
-    case OpClass::Transfer:
-      for (const auto& in : n->inputs)
-        if (int64_t d = transposed_dim(in.get(), rank, budget); d >= 0) return d;
-      return -1;
-    default: return -1;
-  }
+  return jit::transposed_dim(n, rank, budget, [this](const Node* m) { return stored(m); });
 }
 
 // Loops over n's shape with dims td and last tiled kTransposeTile square:

@@ -151,19 +151,6 @@ void store(NodeSet& set, CutMap& cuts, const Node* n, Cut cut, const char* detai
   cuts.emplace(n, Boundary{cut, detail});
 }
 
-// Whether the view n reads its input transposed: its last dim with a
-// stride > 1, an earlier dim with stride 1. Its reader's kernel then runs
-// in tiles (lower.cpp's transposed_dim), in whose strided order a loop runs
-// scalar: LLVM versions it for a unit stride only.
-bool transposed_view(const Node* n) {
-  if (n->op != Op::AsStrided || n->rank() < 2) return false;
-  const auto& a = n->attrs.ints;  // {offset, strides...}
-  const int64_t last = n->rank() - 1;
-  if (n->shape[last] < 2 || std::abs(a[1 + last]) <= 1) return false;
-  for (int64_t d = 0; d < last; ++d)
-    if (std::abs(a[1 + d]) == 1 && n->shape[d] > 1) return true;
-  return false;
-}
 
 // Whether computing n inline costs transcendental math or random numbers.
 bool costly_math(const Node* n) {
@@ -172,25 +159,15 @@ bool costly_math(const Node* n) {
   });
 }
 
-// Whether n, computed inline, reads something transposed (through
-// elementwise ops, as transposed_dim looks).
+// Whether n, computed inline, reads something transposed (transposed_dim,
+// stopping at values in memory).
 bool reads_transposed(const Node* n, int64_t rank, int& budget) {
-  if (--budget < 0 || has_value(*n) || n->rank() != rank) return false;
-  switch (n->cls()) {
-    case OpClass::View: return transposed_view(n);
-    case OpClass::Unary:
-    case OpClass::Binary:
-    case OpClass::Ternary:
-    case OpClass::Transfer:
-      for (const auto& in : n->inputs)
-        if (reads_transposed(in.get(), rank, budget)) return true;
-      return false;
-    default: return false;
-  }
+  return transposed_dim(n, rank, budget, [](const Node* m) { return has_value(*m); }) >= 0;
 }
 
 // Values with transcendental math (or random numbers) that a tiled kernel
-// would compute in its strided order, one lane at a time: stored first in
+// would compute in its strided order (the tiles run a loop one lane at a
+// time: LLVM versions it for a unit stride only), stored first in
 // their own order, where they vectorize, and read like memory. The value a
 // transposed view reads whole (x.t().softmax(1)'s row-major result,
 // y + x.t().exp()), and an elementwise op's operands that read nothing
@@ -202,7 +179,8 @@ void store_transposed_math(const Node* n, NodeSet& mat, CutMap& cuts) {
   if (n->numel() < 32 * 32) return;
   if (is_view(n->op)) {
     const Node* x = n->inputs[0].get();
-    if (transposed_view(n) && !has_value(*x) && !mat.count(x) && x->numel() == n->numel() && costly_math(x))
+    int budget = 1;  // n itself
+    if (reads_transposed(n, n->rank(), budget) && !has_value(*x) && !mat.count(x) && x->numel() == n->numel() && costly_math(x))
       store(mat, cuts, x, Cut::TransposedMath);
     return;
   }
@@ -565,6 +543,28 @@ bool matmul_inline(const Node& n) {
   int budget = 32;
   const int64_t sa = read_stride(a, r - 1, budget), sb = read_stride(b, r - 2, budget);
   return sa >= 0 && sa <= 1 && sb >= 0 && sb <= 1;
+}
+
+int64_t transposed_dim(const Node* n, int64_t rank, int& budget, const std::function<bool(const Node*)>& stored) {
+  if (--budget < 0 || stored(n) || n->rank() != rank) return -1;
+  switch (n->cls()) {
+    case OpClass::View: {
+      const auto& a = n->attrs.ints;  // {offset, strides...}
+      const int64_t last = rank - 1;
+      if (n->shape[last] < 2 || std::abs(a[1 + last]) <= 1) return -1;
+      for (int64_t d = last; d-- > 0;)
+        if (std::abs(a[1 + d]) == 1 && n->shape[d] > 1) return d;
+      return -1;
+    }
+    case OpClass::Unary:
+    case OpClass::Binary:
+    case OpClass::Ternary:
+    case OpClass::Transfer:
+      for (const auto& in : n->inputs)
+        if (int64_t d = transposed_dim(in.get(), rank, budget, stored); d >= 0) return d;
+      return -1;
+    default: return -1;
+  }
 }
 
 bool matmul_recomputed(const Node& n) {

@@ -43,6 +43,7 @@
 // elementwise node, rather than stored.
 #pragma once
 
+#include <functional>
 #include <atomic>
 #include <memory>
 #include <string>
@@ -158,5 +159,14 @@ inline bool reduces(const Node& n) { return is_reduction(n.op) || matmul_inline(
 
 // Whether a node already has a value in memory (core/node.h).
 using kiln::has_value;
+
+// Transposed reads (`x.t() + y`): a kernel writing n (of rank `rank`) along
+// its last dim computes, inline under elementwise ops, a view with a stride
+// > 1 along that dim and stride 1 along an earlier one. That earlier dim
+// (the innermost such), or -1. `stored` says which nodes the kernel reads
+// from memory (the walk stops there); budget bounds the walk. The lowering
+// tiles such a kernel (lower.cpp); the scheduler stores costly math it
+// would compute in the tiles' order (schedule.cpp).
+int64_t transposed_dim(const Node* n, int64_t rank, int& budget, const std::function<bool(const Node*)>& stored);
 
 }  // namespace kiln::jit
