@@ -5,6 +5,7 @@
 #include <array>
 #include <atomic>
 #include <cstdlib>
+#include <list>
 #include <mutex>
 #include <unordered_map>
 
@@ -483,11 +484,18 @@ struct StepTemplate {
 struct CacheEntry {
   std::vector<uint64_t> words;
   std::vector<StepTemplate> steps;
+  std::list<uint64_t>::iterator recent;  // its place in ScheduleCache::recency
 };
 
+// Least recently used goes first when the cache is full: a program that
+// has scheduled more than kScheduleCacheEntries structures keeps the ones
+// its loop runs. (Erasing the map's first entry, as before, erased about the
+// newest one in libstdc++'s order: past that size a training step was
+// scheduled again on every iteration.)
 struct ScheduleCache {
   std::mutex mu;
   std::unordered_map<uint64_t, CacheEntry> entries;
+  std::list<uint64_t> recency;  // signature hashes, most recently used first
   std::atomic<int64_t> hits{0};
 };
 ScheduleCache& schedule_cache() {
@@ -617,6 +625,7 @@ void clear_schedule_cache() {
   ScheduleCache& c = schedule_cache();
   std::lock_guard<std::mutex> lock(c.mu);
   c.entries.clear();
+  c.recency.clear();
 }
 
 Schedule schedule(const std::vector<NodePtr>& roots, const ScheduleOptions& options) {
@@ -635,6 +644,7 @@ Schedule schedule(const std::vector<NodePtr>& roots, const ScheduleOptions& opti
     std::lock_guard<std::mutex> lock(cache.mu);
     auto it = cache.entries.find(sig.hash);
     if (it != cache.entries.end() && it->second.words == sig.words) {
+      cache.recency.splice(cache.recency.begin(), cache.recency, it->second.recent);
       for (const StepTemplate& t : it->second.steps) {
         Step st;
         st.kind = t.kind;
@@ -687,7 +697,16 @@ Schedule schedule(const std::vector<NodePtr>& roots, const ScheduleOptions& opti
     entry.steps.push_back(std::move(t));
   }
   std::lock_guard<std::mutex> lock(cache.mu);
-  if (cache.entries.size() >= kScheduleCacheEntries) cache.entries.erase(cache.entries.begin());
+  if (auto old = cache.entries.find(sig.hash); old != cache.entries.end()) {  // a hash collision: replaced
+    cache.recency.erase(old->second.recent);
+    cache.entries.erase(old);
+  }
+  if (cache.entries.size() >= kScheduleCacheEntries) {
+    cache.entries.erase(cache.recency.back());
+    cache.recency.pop_back();
+  }
+  cache.recency.push_front(sig.hash);
+  entry.recent = cache.recency.begin();
   cache.entries[sig.hash] = std::move(entry);
   return s;
 }

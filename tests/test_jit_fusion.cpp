@@ -435,6 +435,25 @@ TEST_CASE("jit: a graph that draws random numbers reuses its schedule and draws 
   CHECK(reused >= 2);
 }
 
+TEST_CASE("jit: a full schedule cache keeps the structures a loop runs (the least recently used go)") {
+  // More structures than the cache holds (1024, jit/schedule.cpp: an
+  // integer constant is structure), then a loop alternating two new ones:
+  // each is scheduled once, then reused. Erasing an arbitrary entry when
+  // full (as before) erased the newest: every step was scheduled again.
+  Tensor xi = ones({16}, kInt64);
+  xi.eval();
+  for (int k = 0; k < 1100; ++k) (void)plan(xi * (k + 1000));
+  Tensor a = data({8, 4}), b = data({4, 8});
+  const JitStats s0 = stats();
+  for (int i = 0; i < 4; ++i) {
+    CHECK(plan(a * 3.0f + 1.0f).steps.size() == 1);
+    CHECK(plan(b.exp() * 2.0f).steps.size() == 1);
+  }
+  const JitStats s1 = stats();
+  CHECK(s1.schedules - s0.schedules == 2);
+  CHECK(s1.schedules_reused - s0.schedules_reused == 6);
+}
+
 TEST_CASE("jit: random values in rows narrower than a vector equal the reference") {
   // A random loop's last partial vector runs masked (lower_kernel.cpp);
   // rows of 1, 5 and 13 read through a slice (they cannot merge into one
