@@ -37,9 +37,10 @@ namespace kiln::jit {
 // float arithmetic; 4: widening sums interleaved twice; 5: O2, no epilogue
 // vectorization; 6: small code model, PIC; 7: kiln's own pass pipeline; 8: no
 // early machine LICM in row kernels with math, libm loops 4 wide; 9: normal
-// random numbers with kiln's own ln and cos), so objects
+// random numbers with kiln's own ln and cos; 10: float32 math calls kiln's
+// scalar twins outside vectorized loops), so objects
 // compiled by an older kiln are rebuilt, never loaded.
-inline constexpr uint32_t kDiskCacheVersion = 9;
+inline constexpr uint32_t kDiskCacheVersion = 10;
 inline constexpr size_t kDiskCacheHeaderSize = 32;
 
 // The compiled function for k: from memory, from disk, or compiled now

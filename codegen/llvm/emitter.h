@@ -5,6 +5,8 @@
 //                    integer wrapping and float16 / bfloat16 rounding, constants
 //   elementwise.cpp  the elementwise VOps (arithmetic, comparisons, math dispatch)
 //   float_math.cpp   exp / log / sin / cos / tanh / pow for float32 as inline IR
+//   vector_variants.cpp  those as lane functions: vector variants for the
+//                    vectorizer, scalar twins (runtime_math.cpp) elsewhere
 //   philox.cpp       Philox4x32-10 and the random maps of core/philox.h
 //   lower_kernel.cpp loops, stores, accumulators and the value DAG of a kernel
 //   llvm_backend.cpp the Backend: O3 pipeline, ORC LLJIT, IR / asm dumps
@@ -17,6 +19,8 @@
 
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
@@ -36,15 +40,21 @@ struct Emitter {
       : ctx(m.getContext()), mod(m), b(m.getContext()), cpu(std::move(cpu_name)),
         features(std::move(feature_string)) {}
 
-  llvm::Type* i1() { return b.getInt1Ty(); }
-  llvm::Type* i8() { return b.getInt8Ty(); }
-  llvm::Type* i16() { return b.getInt16Ty(); }
-  llvm::Type* i32() { return b.getInt32Ty(); }
-  llvm::Type* i64() { return b.getInt64Ty(); }
-  llvm::Type* f32() { return b.getFloatTy(); }
-  llvm::Type* f64() { return b.getDoubleTy(); }
-  llvm::Constant* c64(int64_t v) { return b.getInt64(static_cast<uint64_t>(v)); }
-  llvm::Constant* c32(uint32_t v) { return b.getInt32(v); }
+  // Non-zero while a vector variant of a lane function is defined
+  // (vector_variants.cpp): the types below are then vectors of this many
+  // lanes and the constants splats, so one body serves every width.
+  unsigned lanes = 0;
+  llvm::Type* of(llvm::Type* t) { return lanes ? llvm::FixedVectorType::get(t, lanes) : t; }
+
+  llvm::Type* i1() { return of(b.getInt1Ty()); }
+  llvm::Type* i8() { return of(b.getInt8Ty()); }
+  llvm::Type* i16() { return of(b.getInt16Ty()); }
+  llvm::Type* i32() { return of(b.getInt32Ty()); }
+  llvm::Type* i64() { return of(b.getInt64Ty()); }
+  llvm::Type* f32() { return of(b.getFloatTy()); }
+  llvm::Type* f64() { return of(b.getDoubleTy()); }
+  llvm::Constant* c64(int64_t v) { return llvm::ConstantInt::get(i64(), static_cast<uint64_t>(v)); }
+  llvm::Constant* c32(uint32_t v) { return llvm::ConstantInt::get(i32(), v); }
   llvm::Constant* cf(float v) { return llvm::ConstantFP::get(f32(), v); }
   llvm::Constant* cd(double v) { return llvm::ConstantFP::get(f64(), v); }
 
@@ -59,6 +69,33 @@ struct Emitter {
   // A call to an external C function (libm) returning the type of args[0].
   llvm::Value* libcall(const char* name, llvm::ArrayRef<llvm::Value*> args);
 };
+
+// ---- vector_variants.cpp ----
+// A function of one element that kernels' loops call (exp, log, ..., a
+// Philox draw): inline IR in vectorized loops, a call to its twin, the same
+// computation compiled into kiln (runtime_math.h), everywhere else.
+struct LaneFn {
+  const char* name;  // its vector variants are <name>.v<lanes>
+  const char* twin;  // C symbol of the scalar twin in the process
+  void* twin_address;
+  // The scalar signature, lanes-aware: with e.lanes = n, the variant's.
+  llvm::FunctionType* (*type)(Emitter& e);
+  // The computation, written once for scalars and vectors (e.lanes).
+  llvm::Value* (*body)(Emitter& e, llvm::ArrayRef<llvm::Value*> args);
+};
+// A call of fn's twin on args (scalars).
+llvm::Value* call_lane_fn(Emitter& e, const LaneFn& fn, llvm::ArrayRef<llvm::Value*> args);
+// Before loop vectorization: declares the vector variants of each twin the
+// module calls, for the widths of a loop over floats in vector registers of
+// `register_bits`, and lists them on the calls for the vectorizer.
+void declare_vector_variants(llvm::Module& m, unsigned register_bits);
+// After it: defines each variant the vectorizer called (always-inline, for
+// the inliner that follows) and drops the rest; a scalar call for which
+// `runs_hot` says yes (a loop that stays scalar: a strided read) gets the
+// scalar body inline instead of calling the twin.
+void define_vector_variants(llvm::Module& m, const std::function<bool(llvm::CallInst&)>& runs_hot);
+// Every lane function's twin (symbol, address): the JIT's symbol table.
+std::vector<std::pair<const char*, void*>> lane_fn_twins();
 
 // ---- dtype_ops.cpp ----
 llvm::Type* repr_type(Emitter& e, DType t);  // i1 / i64 / float / double
@@ -101,6 +138,8 @@ llvm::Value* emit_sinf(Emitter& e, llvm::Value* x);
 llvm::Value* emit_cosf(Emitter& e, llvm::Value* x);
 llvm::Value* emit_tanhf(Emitter& e, llvm::Value* x);
 llvm::Value* emit_powf(Emitter& e, llvm::Value* x, llvm::Value* y);
+// The lane functions behind the emitters above (vector_variants.cpp).
+std::vector<const LaneFn*> float_math_lane_fns();
 
 // ---- philox.cpp ----
 // The value (in repr_type(v.dtype)) of a VOp::Philox node for element `index`.

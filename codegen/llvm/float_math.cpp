@@ -1,5 +1,8 @@
 // float32 exp, log, sin, cos, tanh and pow as inline, branch-free LLVM IR, so
 // that loops using them vectorize (no libm calls, no tables, no gathers).
+// Each is a lane function (vector_variants.cpp): its body is built once per
+// vector width the vectorizer picks, and scalar code calls its twin in
+// runtime_math.cpp, the same steps in C++.
 //
 // Method: each function widens its float argument to double and evaluates
 // there (range reduction plus a Taylor polynomial accurate to ~1e-14), then
@@ -21,10 +24,12 @@
 // 2^k is built from the exponent bits (k + 1.5 * 2^52 trick), so no
 // float <-> int conversion instructions are needed.
 #include <limits>
+#include <vector>
 
 #include <llvm/IR/Intrinsics.h>
 
 #include "codegen/llvm/emitter.h"
+#include "codegen/llvm/runtime_math.h"
 
 namespace kiln::codegen::llvmcg {
 
@@ -102,12 +107,6 @@ llvm::Value* sign_bit(Emitter& e, llvm::Value* x) {  // float x: true for -0 and
   return e.b.CreateICmpSLT(e.b.CreateBitCast(x, e.i32()), e.c32(0));
 }
 
-llvm::Function* unary_helper(Emitter& e, const char* name,
-                             const std::function<llvm::Value*(llvm::Value*)>& body) {
-  llvm::FunctionType* type = llvm::FunctionType::get(e.f32(), {e.f32()}, false);
-  return e.helper(name, type, [&](llvm::Function* f) { e.b.CreateRet(body(f->getArg(0))); });
-}
-
 // sin / cos of a float: reduction of |x| to r in [-pi/4, pi/4] (double) and
 // the quadrant q (i64, low two bits), then the polynomial for `want_sin`.
 llvm::Value* sincos(Emitter& e, llvm::Value* x, bool want_sin) {
@@ -154,148 +153,164 @@ llvm::Value* sincos(Emitter& e, llvm::Value* x, bool want_sin) {
   return b.CreateSelect(finite, f, e.cf(std::numeric_limits<float>::quiet_NaN()));
 }
 
-}  // namespace
+llvm::FunctionType* float_to_float(Emitter& e) {
+  return llvm::FunctionType::get(e.f32(), {e.f32()}, false);
+}
 
-llvm::Value* emit_expf(Emitter& e, llvm::Value* x) {
+llvm::Value* expf_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
   // In float arithmetic (16 lanes per AVX-512 vector, not 8): the widening
   // to double of the other functions made a float exp loop compute-bound at
   // ~1 ns per element. k = round(x log2 e) from the magic-number sum's bits;
   // r = x - k ln2 with a two-part ln2 (k * kLn2HiF is exact: 16 + 8 bits);
   // e^r by Taylor to r^7 (|r| <= 0.347: truncation < 0.1 ulp); 2^k applied as
   // two exact power-of-two factors so results down to the denormals round once.
-  llvm::Function* f = unary_helper(e, "kiln.exp.f32", [&](llvm::Value* v) {
-    auto& b = e.b;
-    constexpr float kMagicF = 12582912.0f;  // 1.5 * 2^23
-    constexpr float kLn2HiF = 0.693145751953125f;
-    constexpr float kLn2LoF = 1.428606765330187045e-06f;
-    auto cf = [&](float c) { return e.cf(c); };
-    auto fma = [&](llvm::Value* a, llvm::Value* m, llvm::Value* c) {
-      return e.intrinsic(llvm::Intrinsic::fma, {a, m, c});
-    };
-    // clamped so that k stays in [-150, 128]: below -104 the result is 0, above 89 inf
-    llvm::Value* xc = b.CreateSelect(b.CreateFCmpOGT(v, cf(89.0f)), cf(89.0f), v);
-    xc = b.CreateSelect(b.CreateFCmpOLT(xc, cf(-104.0f)), cf(-104.0f), xc);
-    llvm::Value* t = fma(xc, cf(1.44269504088896341f), cf(kMagicF));
-    llvm::Value* k = b.CreateFSub(t, cf(kMagicF));
-    llvm::Value* ki = b.CreateSub(b.CreateBitCast(t, e.i32()), e.c32(0x4B400000u));
-    llvm::Value* r = fma(k, cf(-kLn2HiF), xc);
-    r = fma(k, cf(-kLn2LoF), r);
-    llvm::Value* u = cf(1.0f / 5040.0f);
-    for (float c : {1.0f / 720.0f, 1.0f / 120.0f, 1.0f / 24.0f, 1.0f / 6.0f, 0.5f}) u = fma(u, r, cf(c));
-    llvm::Value* p = b.CreateFAdd(cf(1.0f), fma(b.CreateFMul(r, r), u, r));
-    llvm::Value* k1 = b.CreateAShr(ki, e.c32(1));
-    llvm::Value* k2 = b.CreateSub(ki, k1);
-    auto pow2 = [&](llvm::Value* kk) {
-      return b.CreateBitCast(b.CreateShl(b.CreateAdd(kk, e.c32(127)), e.c32(23)), e.f32());
-    };
-    llvm::Value* res = b.CreateFMul(b.CreateFMul(p, pow2(k1)), pow2(k2));
-    return b.CreateSelect(is_nan(e, v), v, res);
-  });
-  return e.b.CreateCall(f, {x});
+  llvm::Value* v = args[0];
+  auto& b = e.b;
+  constexpr float kMagicF = 12582912.0f;  // 1.5 * 2^23
+  constexpr float kLn2HiF = 0.693145751953125f;
+  constexpr float kLn2LoF = 1.428606765330187045e-06f;
+  auto cf = [&](float c) { return e.cf(c); };
+  auto fma = [&](llvm::Value* a, llvm::Value* m, llvm::Value* c) {
+    return e.intrinsic(llvm::Intrinsic::fma, {a, m, c});
+  };
+  // clamped so that k stays in [-150, 128]: below -104 the result is 0, above 89 inf
+  llvm::Value* xc = b.CreateSelect(b.CreateFCmpOGT(v, cf(89.0f)), cf(89.0f), v);
+  xc = b.CreateSelect(b.CreateFCmpOLT(xc, cf(-104.0f)), cf(-104.0f), xc);
+  llvm::Value* t = fma(xc, cf(1.44269504088896341f), cf(kMagicF));
+  llvm::Value* k = b.CreateFSub(t, cf(kMagicF));
+  llvm::Value* ki = b.CreateSub(b.CreateBitCast(t, e.i32()), e.c32(0x4B400000u));
+  llvm::Value* r = fma(k, cf(-kLn2HiF), xc);
+  r = fma(k, cf(-kLn2LoF), r);
+  llvm::Value* u = cf(1.0f / 5040.0f);
+  for (float c : {1.0f / 720.0f, 1.0f / 120.0f, 1.0f / 24.0f, 1.0f / 6.0f, 0.5f}) u = fma(u, r, cf(c));
+  llvm::Value* p = b.CreateFAdd(cf(1.0f), fma(b.CreateFMul(r, r), u, r));
+  llvm::Value* k1 = b.CreateAShr(ki, e.c32(1));
+  llvm::Value* k2 = b.CreateSub(ki, k1);
+  auto pow2 = [&](llvm::Value* kk) {
+    return b.CreateBitCast(b.CreateShl(b.CreateAdd(kk, e.c32(127)), e.c32(23)), e.f32());
+  };
+  llvm::Value* res = b.CreateFMul(b.CreateFMul(p, pow2(k1)), pow2(k2));
+  return b.CreateSelect(is_nan(e, v), v, res);
 }
 
-llvm::Value* emit_expf_via_double(Emitter& e, llvm::Value* x) {
-  llvm::Function* f = unary_helper(e, "kiln.exp.f32.d", [&](llvm::Value* v) {
-    auto& b = e.b;
-    llvm::Value* d = clamp(e, b.CreateFPExt(v, e.f64()), -200.0, 200.0);
-    llvm::Value* r = b.CreateFPTrunc(exp_double(e, d), e.f32());
-    return b.CreateSelect(is_nan(e, v), v, r);
-  });
-  return e.b.CreateCall(f, {x});
+llvm::Value* expf_via_double_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
+  llvm::Value* v = args[0];
+  auto& b = e.b;
+  llvm::Value* d = clamp(e, b.CreateFPExt(v, e.f64()), -200.0, 200.0);
+  llvm::Value* r = b.CreateFPTrunc(exp_double(e, d), e.f32());
+  return b.CreateSelect(is_nan(e, v), v, r);
 }
 
-llvm::Value* emit_logf(Emitter& e, llvm::Value* x) {
-  llvm::Function* f = unary_helper(e, "kiln.log.f32", [&](llvm::Value* v) {
-    auto& b = e.b;
-    auto [lm, ex] = log_parts(e, b.CreateFPExt(v, e.f64()));
-    llvm::Value* r = b.CreateFPTrunc(b.CreateFAdd(b.CreateFMul(ex, e.cd(kLn2)), lm), e.f32());
-    const float inf = std::numeric_limits<float>::infinity();
-    r = b.CreateSelect(b.CreateFCmpOEQ(v, e.cf(0.0f)), e.cf(-inf), r);
-    r = b.CreateSelect(b.CreateFCmpOEQ(v, e.cf(inf)), v, r);
-    // negative or NaN: NaN (x itself when x is NaN)
-    llvm::Value* nan = b.CreateSelect(is_nan(e, v), v, e.cf(std::numeric_limits<float>::quiet_NaN()));
-    return b.CreateSelect(b.CreateFCmpOGE(v, e.cf(0.0f)), r, nan);
-  });
-  return e.b.CreateCall(f, {x});
+llvm::Value* logf_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
+  llvm::Value* v = args[0];
+  auto& b = e.b;
+  auto [lm, ex] = log_parts(e, b.CreateFPExt(v, e.f64()));
+  llvm::Value* r = b.CreateFPTrunc(b.CreateFAdd(b.CreateFMul(ex, e.cd(kLn2)), lm), e.f32());
+  const float inf = std::numeric_limits<float>::infinity();
+  r = b.CreateSelect(b.CreateFCmpOEQ(v, e.cf(0.0f)), e.cf(-inf), r);
+  r = b.CreateSelect(b.CreateFCmpOEQ(v, e.cf(inf)), v, r);
+  // negative or NaN: NaN (x itself when x is NaN)
+  llvm::Value* nan = b.CreateSelect(is_nan(e, v), v, e.cf(std::numeric_limits<float>::quiet_NaN()));
+  return b.CreateSelect(b.CreateFCmpOGE(v, e.cf(0.0f)), r, nan);
 }
 
-llvm::Value* emit_sinf(Emitter& e, llvm::Value* x) {
-  llvm::Function* f = unary_helper(e, "kiln.sin.f32", [&](llvm::Value* v) {
-    llvm::Value* r = sincos(e, v, true);
-    return e.b.CreateSelect(is_nan(e, v), v, r);
-  });
-  return e.b.CreateCall(f, {x});
+llvm::Value* sinf_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
+  return e.b.CreateSelect(is_nan(e, args[0]), args[0], sincos(e, args[0], true));
 }
 
-llvm::Value* emit_cosf(Emitter& e, llvm::Value* x) {
-  llvm::Function* f = unary_helper(e, "kiln.cos.f32", [&](llvm::Value* v) {
-    llvm::Value* r = sincos(e, v, false);
-    return e.b.CreateSelect(is_nan(e, v), v, r);
-  });
-  return e.b.CreateCall(f, {x});
+llvm::Value* cosf_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
+  return e.b.CreateSelect(is_nan(e, args[0]), args[0], sincos(e, args[0], false));
 }
 
-llvm::Value* emit_tanhf(Emitter& e, llvm::Value* x) {
-  llvm::Function* f = unary_helper(e, "kiln.tanh.f32", [&](llvm::Value* v) {
-    auto& b = e.b;
-    llvm::Value* a = e.intrinsic(llvm::Intrinsic::fabs, {b.CreateFPExt(v, e.f64())});
-    a = b.CreateSelect(b.CreateFCmpOGT(a, e.cd(20.0)), e.cd(20.0), a);  // tanh(20) == 1.0f
-    llvm::Value* y = b.CreateFAdd(a, a);
-    // expm1(y) = 2^k expm1(r) + (2^k - 1): exact for k = 0, no cancellation otherwise
-    llvm::Value* t = b.CreateFAdd(b.CreateFMul(y, e.cd(kLog2e)), e.cd(kMagic));
-    llvm::Value* k = b.CreateFSub(t, e.cd(kMagic));
-    llvm::Value* r = b.CreateFSub(b.CreateFSub(y, b.CreateFMul(k, e.cd(kLn2Hi))),
-                                  b.CreateFMul(k, e.cd(kLn2Lo)));
-    llvm::Value* scale = pow2_from_magic(e, t);
-    llvm::Value* em1 = b.CreateFAdd(b.CreateFMul(scale, expm1_core(e, r)),
-                                    b.CreateFSub(scale, e.cd(1.0)));
-    llvm::Value* th = b.CreateFDiv(em1, b.CreateFAdd(em1, e.cd(2.0)));
-    llvm::Value* res = b.CreateFPTrunc(th, e.f32());
-    res = b.CreateSelect(sign_bit(e, v), b.CreateFNeg(res), res);
-    return b.CreateSelect(is_nan(e, v), v, res);
-  });
-  return e.b.CreateCall(f, {x});
+llvm::Value* tanhf_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
+  llvm::Value* v = args[0];
+  auto& b = e.b;
+  llvm::Value* a = e.intrinsic(llvm::Intrinsic::fabs, {b.CreateFPExt(v, e.f64())});
+  a = b.CreateSelect(b.CreateFCmpOGT(a, e.cd(20.0)), e.cd(20.0), a);  // tanh(20) == 1.0f
+  llvm::Value* y = b.CreateFAdd(a, a);
+  // expm1(y) = 2^k expm1(r) + (2^k - 1): exact for k = 0, no cancellation otherwise
+  llvm::Value* t = b.CreateFAdd(b.CreateFMul(y, e.cd(kLog2e)), e.cd(kMagic));
+  llvm::Value* k = b.CreateFSub(t, e.cd(kMagic));
+  llvm::Value* r = b.CreateFSub(b.CreateFSub(y, b.CreateFMul(k, e.cd(kLn2Hi))),
+                                b.CreateFMul(k, e.cd(kLn2Lo)));
+  llvm::Value* scale = pow2_from_magic(e, t);
+  llvm::Value* em1 = b.CreateFAdd(b.CreateFMul(scale, expm1_core(e, r)),
+                                  b.CreateFSub(scale, e.cd(1.0)));
+  llvm::Value* th = b.CreateFDiv(em1, b.CreateFAdd(em1, e.cd(2.0)));
+  llvm::Value* res = b.CreateFPTrunc(th, e.f32());
+  res = b.CreateSelect(sign_bit(e, v), b.CreateFNeg(res), res);
+  return b.CreateSelect(is_nan(e, v), v, res);
 }
 
-llvm::Value* emit_powf(Emitter& e, llvm::Value* x, llvm::Value* y) {
-  llvm::FunctionType* type = llvm::FunctionType::get(e.f32(), {e.f32(), e.f32()}, false);
-  llvm::Function* f = e.helper("kiln.pow.f32", type, [&](llvm::Function* fn) {
-    auto& b = e.b;
-    llvm::Value* xv = fn->getArg(0);
-    llvm::Value* yv = fn->getArg(1);
-    const double dinf = std::numeric_limits<double>::infinity();
-    const float nanf = std::numeric_limits<float>::quiet_NaN();
-    llvm::Value* ax = e.intrinsic(llvm::Intrinsic::fabs, {b.CreateFPExt(xv, e.f64())});
-    llvm::Value* yd = b.CreateFPExt(yv, e.f64());
-    auto [lm, ex] = log_parts(e, ax);
-    llvm::Value* l2 = b.CreateFAdd(b.CreateFMul(lm, e.cd(kLog2e)), ex);
-    l2 = b.CreateSelect(b.CreateFCmpOEQ(ax, e.cd(0.0)), e.cd(-dinf), l2);
-    l2 = b.CreateSelect(b.CreateFCmpOEQ(ax, e.cd(dinf)), e.cd(dinf), l2);
-    llvm::Value* z = clamp(e, b.CreateFMul(yd, l2), -300.0, 300.0);
-    llvm::Value* t = b.CreateFAdd(z, e.cd(kMagic));
-    llvm::Value* k = b.CreateFSub(t, e.cd(kMagic));
-    llvm::Value* r = b.CreateFMul(b.CreateFSub(z, k), e.cd(kLn2));
-    llvm::Value* p = b.CreateFMul(b.CreateFAdd(e.cd(1.0), expm1_core(e, r)), pow2_from_magic(e, t));
-    // y integer / odd integer (infinities count as even integers)
-    auto is_int = [&](llvm::Value* d) {
-      return b.CreateFCmpOEQ(e.intrinsic(llvm::Intrinsic::floor, {d}), d);
-    };
-    llvm::Value* y_int = is_int(yd);
-    llvm::Value* y_odd = b.CreateAnd(y_int, b.CreateNot(is_int(b.CreateFMul(yd, e.cd(0.5)))));
-    llvm::Value* res = b.CreateFPTrunc(p, e.f32());
-    res = b.CreateSelect(b.CreateAnd(sign_bit(e, xv), y_odd), b.CreateFNeg(res), res);
-    llvm::Value* x_fin = b.CreateFCmpOLT(ax, e.cd(dinf));
-    llvm::Value* y_fin = b.CreateFCmpOLT(e.intrinsic(llvm::Intrinsic::fabs, {yd}), e.cd(dinf));
-    llvm::Value* neg_frac = b.CreateAnd(b.CreateAnd(b.CreateFCmpOLT(xv, e.cf(0.0f)), x_fin),
-                                        b.CreateAnd(y_fin, b.CreateNot(y_int)));
-    res = b.CreateSelect(neg_frac, e.cf(nanf), res);
-    res = b.CreateSelect(b.CreateOr(is_nan(e, xv), is_nan(e, yv)), e.cf(nanf), res);
-    llvm::Value* m1_inf = b.CreateAnd(b.CreateFCmpOEQ(xv, e.cf(-1.0f)), b.CreateNot(y_fin));
-    res = b.CreateSelect(b.CreateAnd(m1_inf, b.CreateNot(is_nan(e, yv))), e.cf(1.0f), res);
-    llvm::Value* one = b.CreateOr(b.CreateFCmpOEQ(xv, e.cf(1.0f)), b.CreateFCmpOEQ(yv, e.cf(0.0f)));
-    b.CreateRet(b.CreateSelect(one, e.cf(1.0f), res));
-  });
-  return e.b.CreateCall(f, {x, y});
+llvm::FunctionType* floats_to_float(Emitter& e) {
+  return llvm::FunctionType::get(e.f32(), {e.f32(), e.f32()}, false);
 }
+
+llvm::Value* powf_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
+  auto& b = e.b;
+  llvm::Value* xv = args[0];
+  llvm::Value* yv = args[1];
+  const double dinf = std::numeric_limits<double>::infinity();
+  const float nanf = std::numeric_limits<float>::quiet_NaN();
+  llvm::Value* ax = e.intrinsic(llvm::Intrinsic::fabs, {b.CreateFPExt(xv, e.f64())});
+  llvm::Value* yd = b.CreateFPExt(yv, e.f64());
+  auto [lm, ex] = log_parts(e, ax);
+  llvm::Value* l2 = b.CreateFAdd(b.CreateFMul(lm, e.cd(kLog2e)), ex);
+  l2 = b.CreateSelect(b.CreateFCmpOEQ(ax, e.cd(0.0)), e.cd(-dinf), l2);
+  l2 = b.CreateSelect(b.CreateFCmpOEQ(ax, e.cd(dinf)), e.cd(dinf), l2);
+  llvm::Value* z = clamp(e, b.CreateFMul(yd, l2), -300.0, 300.0);
+  llvm::Value* t = b.CreateFAdd(z, e.cd(kMagic));
+  llvm::Value* k = b.CreateFSub(t, e.cd(kMagic));
+  llvm::Value* r = b.CreateFMul(b.CreateFSub(z, k), e.cd(kLn2));
+  llvm::Value* p = b.CreateFMul(b.CreateFAdd(e.cd(1.0), expm1_core(e, r)), pow2_from_magic(e, t));
+  // y integer / odd integer (infinities count as even integers)
+  auto is_int = [&](llvm::Value* d) {
+    return b.CreateFCmpOEQ(e.intrinsic(llvm::Intrinsic::floor, {d}), d);
+  };
+  llvm::Value* y_int = is_int(yd);
+  llvm::Value* y_odd = b.CreateAnd(y_int, b.CreateNot(is_int(b.CreateFMul(yd, e.cd(0.5)))));
+  llvm::Value* res = b.CreateFPTrunc(p, e.f32());
+  res = b.CreateSelect(b.CreateAnd(sign_bit(e, xv), y_odd), b.CreateFNeg(res), res);
+  llvm::Value* x_fin = b.CreateFCmpOLT(ax, e.cd(dinf));
+  llvm::Value* y_fin = b.CreateFCmpOLT(e.intrinsic(llvm::Intrinsic::fabs, {yd}), e.cd(dinf));
+  llvm::Value* neg_frac = b.CreateAnd(b.CreateAnd(b.CreateFCmpOLT(xv, e.cf(0.0f)), x_fin),
+                                      b.CreateAnd(y_fin, b.CreateNot(y_int)));
+  res = b.CreateSelect(neg_frac, e.cf(nanf), res);
+  res = b.CreateSelect(b.CreateOr(is_nan(e, xv), is_nan(e, yv)), e.cf(nanf), res);
+  llvm::Value* m1_inf = b.CreateAnd(b.CreateFCmpOEQ(xv, e.cf(-1.0f)), b.CreateNot(y_fin));
+  res = b.CreateSelect(b.CreateAnd(m1_inf, b.CreateNot(is_nan(e, yv))), e.cf(1.0f), res);
+  llvm::Value* one = b.CreateOr(b.CreateFCmpOEQ(xv, e.cf(1.0f)), b.CreateFCmpOEQ(yv, e.cf(0.0f)));
+  return b.CreateSelect(one, e.cf(1.0f), res);
+}
+
+const LaneFn kExpF{"kiln.exp.f32", "kiln_rt_expf", reinterpret_cast<void*>(&kiln_rt_expf),
+                   float_to_float, expf_body};
+const LaneFn kExpFViaDouble{"kiln.exp.f32.d", "kiln_rt_expf_via_double",
+                            reinterpret_cast<void*>(&kiln_rt_expf_via_double), float_to_float,
+                            expf_via_double_body};
+const LaneFn kLogF{"kiln.log.f32", "kiln_rt_logf", reinterpret_cast<void*>(&kiln_rt_logf),
+                   float_to_float, logf_body};
+const LaneFn kSinF{"kiln.sin.f32", "kiln_rt_sinf", reinterpret_cast<void*>(&kiln_rt_sinf),
+                   float_to_float, sinf_body};
+const LaneFn kCosF{"kiln.cos.f32", "kiln_rt_cosf", reinterpret_cast<void*>(&kiln_rt_cosf),
+                   float_to_float, cosf_body};
+const LaneFn kTanhF{"kiln.tanh.f32", "kiln_rt_tanhf", reinterpret_cast<void*>(&kiln_rt_tanhf),
+                    float_to_float, tanhf_body};
+const LaneFn kPowF{"kiln.pow.f32", "kiln_rt_powf", reinterpret_cast<void*>(&kiln_rt_powf),
+                   floats_to_float, powf_body};
+
+}  // namespace
+
+std::vector<const LaneFn*> float_math_lane_fns() {
+  return {&kExpF, &kExpFViaDouble, &kLogF, &kSinF, &kCosF, &kTanhF, &kPowF};
+}
+
+llvm::Value* emit_expf(Emitter& e, llvm::Value* x) { return call_lane_fn(e, kExpF, {x}); }
+llvm::Value* emit_expf_via_double(Emitter& e, llvm::Value* x) { return call_lane_fn(e, kExpFViaDouble, {x}); }
+llvm::Value* emit_logf(Emitter& e, llvm::Value* x) { return call_lane_fn(e, kLogF, {x}); }
+llvm::Value* emit_sinf(Emitter& e, llvm::Value* x) { return call_lane_fn(e, kSinF, {x}); }
+llvm::Value* emit_cosf(Emitter& e, llvm::Value* x) { return call_lane_fn(e, kCosF, {x}); }
+llvm::Value* emit_tanhf(Emitter& e, llvm::Value* x) { return call_lane_fn(e, kTanhF, {x}); }
+llvm::Value* emit_powf(Emitter& e, llvm::Value* x, llvm::Value* y) { return call_lane_fn(e, kPowF, {x, y}); }
 
 }  // namespace kiln::codegen::llvmcg

@@ -7,7 +7,8 @@
 // relocatable object (pipeline.cpp's emit_code), links it into the JIT and
 // looks the symbol up. Library
 // calls the code needs (libm for float64 math, memset / memcpy) resolve
-// against the running process. compile_object / load_object serve the disk
+// against the running process, the lane functions' twins (runtime_math.h)
+// to their addresses. compile_object / load_object serve the disk
 // kernel cache (jit/kernel_cache.cpp) with that same object: the JIT links
 // each object into a JITDylib of its own (so one symbol, named by the
 // cache key's digest, can be loaded again after the in-memory cache is
@@ -32,6 +33,8 @@
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/IR/DiagnosticInfo.h>
+#include <llvm/IR/DiagnosticPrinter.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Support/CommandLine.h>
@@ -84,6 +87,19 @@ class FatalErrorsThrow {
     return n;
   }
 };
+
+// The kernel context's diagnostics: LLVM prints the loop vectorizer's
+// analysis remarks for a loop with a width hint that stays scalar (a
+// float64 tanh loop: libm's tanh has no vector form) to stderr, where they
+// would reach users; an error becomes kiln::Error.
+void kernel_diagnostics(const llvm::DiagnosticInfo* d, void*) {
+  if (d->getSeverity() != llvm::DS_Error) return;
+  std::string msg;
+  llvm::raw_string_ostream os(msg);
+  llvm::DiagnosticPrinterRawOStream printer(os);
+  d->print(printer);
+  throw Error("[jit] LLVM error: " + os.str());
+}
 
 // A symbol-safe rendering of the kernel's readable name.
 std::string symbol_for(const std::string& name, uint64_t serial) {
@@ -141,6 +157,17 @@ class LLVMBackend final : public Backend {
       return;
     }
     jit_->getMainJITDylib().addGenerator(std::move(*gen));
+    // The lane functions' scalar twins (runtime_math.h) by address: kiln
+    // may be linked statically into a program that exports no symbols.
+    llvm::orc::SymbolMap twins;
+    for (const auto& [name, address] : llvmcg::lane_fn_twins())
+      twins[jit_->mangleAndIntern(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                                            llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
+    if (llvm::Error err = jit_->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(twins)))) {
+      init_error_ = take_error(std::move(err));
+      jit_.reset();
+      return;
+    }
     // target id: version / cpu / enabled features, sorted
     std::vector<std::string> on;
     for (const auto& f : llvm::sys::getHostCPUFeatures())
@@ -254,6 +281,7 @@ class LLVMBackend final : public Backend {
   // thread's target machine.
   std::unique_ptr<llvm::Module> build_module(const jit::Kernel& k, const std::string& symbol,
                                              llvm::LLVMContext& ctx, llvm::TargetMachine& tm) {
+    ctx.setDiagnosticHandlerCallBack(kernel_diagnostics);
     auto mod = std::make_unique<llvm::Module>(symbol, ctx);
     mod->setDataLayout(tm.createDataLayout());
     mod->setTargetTriple(tm.getTargetTriple().str());
@@ -278,6 +306,9 @@ class LLVMBackend final : public Backend {
       *err = take_error(jd.takeError());
       return nullptr;
     }
+    // LLJIT links a new JITDylib against the process's symbols, not main's
+    // (where the twins are).
+    jd->addToLinkOrder(jit_->getMainJITDylib());
     auto drop = [&](llvm::Error e) {
       *err = take_error(std::move(e));
       llvm::consumeError(jit_->getExecutionSession().removeJITDylib(*jd));

@@ -54,6 +54,11 @@ bool calls_libm(const jit::Value& v) {
   return v.op != VOp::Philox && is_vector_math(v) && v.dtype == DType::Float64;
 }
 
+// Whether v is computed by a lane function (vector_variants.cpp: float32 math).
+bool calls_lane_fn(const jit::Value& v) {
+  return v.op != VOp::Philox && is_vector_math(v) && computes_in_float(v.dtype);
+}
+
 // A set of small ids (buffer slots or accumulators) as bits.
 struct Bits {
   std::vector<uint64_t> w;
@@ -480,13 +485,19 @@ class Lowering {
     // A loop of at most a tile's extent (min(32, rest)): one vector per
     // iteration, else the vector loop is longer than the whole loop and
     // never runs.
-    const int interleave = widening_reduction(s) ? 2 : short_loop(s) ? 1 : 0;
+    // A loop evaluating a float32 lane function (vector_variants.cpp) runs
+    // one vector per iteration: the vectorizer sees a call, not the
+    // polynomial behind it, and would interleave up to four copies of it
+    // (pow: 4 x 4 lanes of double arithmetic, a third more compile time
+    // than the 8 lanes of one copy it picked for the inline body, for no
+    // more throughput: the polynomial's own operations keep the core busy).
+    const MapBody computes = map_body(s);
+    const int interleave = widening_reduction(s) ? 2 : (short_loop(s) || computes.lane_math) ? 1 : 0;
     // A loop calling libm (float64 math) runs the calls one lane at a time,
     // each spilling the vector registers live across it: 4 lanes ran as fast
     // as the 8 LLVM picks and cost a third less compile time (measured on
     // randn when it still called libm's log and cos: 64 x 4096, 6.9 ms
     // either way; callgrind 182 M -> 126 M instructions).
-    const MapBody computes = map_body(s);
     const int width = computes.calls_libm ? 4 : 0;
     // A loop drawing random numbers runs its last, partial vector with
     // masked loads and stores instead of a scalar remainder loop: the
@@ -524,6 +535,7 @@ class Lowering {
   struct MapBody {
     bool calls_libm = false;  // a float64 libm call (calls_libm)
     bool philox = false;      // random numbers
+    bool lane_math = false;   // a float32 lane function (calls_lane_fn)
   };
   MapBody map_body(const Stmt& s) const {
     MapBody r;
@@ -533,7 +545,7 @@ class Lowering {
       if (c.value >= 0) stack.push_back(c.value);
     }
     std::vector<bool> seen(k_.values.size());
-    while (!stack.empty() && !(r.calls_libm && r.philox)) {
+    while (!stack.empty() && !(r.calls_libm && r.philox && r.lane_math)) {
       const ValueId id = stack.back();
       stack.pop_back();
       if (id < 0 || seen[id]) continue;
@@ -541,6 +553,7 @@ class Lowering {
       const jit::Value& v = k_.values[id];
       r.calls_libm = r.calls_libm || calls_libm(v);
       r.philox = r.philox || v.op == VOp::Philox;
+      r.lane_math = r.lane_math || calls_lane_fn(v);
       for (ValueId a : v.args) stack.push_back(a);
     }
     return r;

@@ -4,7 +4,9 @@
 // (lower_kernel.cpp), so they need few of O2's passes: inline the body (its
 // noalias parameters become alias scopes), promote accumulators, clean up,
 // hoist loop invariants (params, broadcast loads, row statistics), vectorize
-// the innermost loops, clean up again, strength-reduce the loops that step
+// the innermost loops (float32 math as calls with vector variants,
+// vector_variants.cpp, whose bodies are defined and inlined right after),
+// clean up again, strength-reduce the loops that step
 // by a runtime stride, give each Philox round a block of its own
 // (philox.cpp: split_philox_rounds). O2's remaining passes (the CGSCC
 // inliner walk, loop unrolling of outer loops, loop load elimination, jump
@@ -15,6 +17,7 @@
 #include <llvm/Analysis/CGSCCPassManager.h>
 #include <llvm/Analysis/LoopAnalysisManager.h>
 #include <llvm/Analysis/ScalarEvolutionExpressions.h>
+#include <llvm/Analysis/TargetTransformInfo.h>
 #include <llvm/CodeGen/MachineModuleInfo.h>
 #include <llvm/CodeGen/Passes.h>
 #include <llvm/CodeGen/TargetPassConfig.h>
@@ -88,6 +91,26 @@ struct StrengthReduceStridedLoops : llvm::PassInfoMixin<StrengthReduceStridedLoo
   }
 };
 
+// After vectorization: the lane functions' variants get their bodies
+// (vector_variants.cpp). A scalar call left in a loop that steps by a
+// runtime stride is in the loop that runs when the stride is not 1 (the
+// vectorizer's version for stride 1 is the vector loop): every element
+// comes through it, so it evaluates the function inline, not by a call of
+// the twin (x[:, ::2].exp(): 1.5-1.9x slower through calls). Elsewhere a
+// scalar call finishes a row after its last full vector, or runs once per
+// row.
+struct DefineVectorVariants : llvm::PassInfoMixin<DefineVectorVariants> {
+  llvm::PreservedAnalyses run(llvm::Module& m, llvm::ModuleAnalysisManager& mam) {
+    auto& fam = mam.getResult<llvm::FunctionAnalysisManagerModuleProxy>(m).getManager();
+    define_vector_variants(m, [&](llvm::CallInst& call) {
+      llvm::Function& f = *call.getFunction();
+      llvm::Loop* l = fam.getResult<llvm::LoopAnalysis>(f).getLoopFor(call.getParent());
+      return l && steps_by_runtime_stride(*l, fam.getResult<llvm::ScalarEvolutionAnalysis>(f));
+    });
+    return llvm::PreservedAnalyses::none();
+  }
+};
+
 }  // namespace
 
 void optimize_kernel(llvm::Module& m, llvm::TargetMachine* tm) {
@@ -127,17 +150,31 @@ void optimize_kernel(llvm::Module& m, llvm::TargetMachine* tm) {
   fpm.addPass(llvm::InstCombinePass());
   fpm.addPass(llvm::LoopVectorizePass(
       llvm::LoopVectorizeOptions(/*InterleaveOnlyWhenForced=*/false, /*VectorizeOnlyWhenForced=*/false)));
-  fpm.addPass(llvm::InstCombinePass());
-  fpm.addPass(llvm::SimplifyCFGPass(llvm::SimplifyCFGOptions().hoistCommonInsts(true).sinkCommonInsts(true)));
+  // The vector variants of the lane functions the vectorizer called get
+  // their bodies and are inlined (vector_variants.cpp).
+  llvm::FunctionPassManager after;
+  after.addPass(llvm::InstCombinePass());
+  after.addPass(llvm::SimplifyCFGPass(llvm::SimplifyCFGOptions().hoistCommonInsts(true).sinkCommonInsts(true)));
   {
     llvm::LoopPassManager lpm;
     lpm.addPass(llvm::LICMPass(llvm::LICMOptions()));
-    fpm.addPass(llvm::createFunctionToLoopPassAdaptor(std::move(lpm), /*UseMemorySSA=*/true));
+    after.addPass(llvm::createFunctionToLoopPassAdaptor(std::move(lpm), /*UseMemorySSA=*/true));
   }
-  fpm.addPass(StrengthReduceStridedLoops());
+  after.addPass(StrengthReduceStridedLoops());
+  for (llvm::Function& f : m)
+    if (!f.isDeclaration()) {
+      const llvm::TargetTransformInfo tti = tm->getTargetTransformInfo(f);
+      declare_vector_variants(
+          m, static_cast<unsigned>(
+                 tti.getRegisterBitWidth(llvm::TargetTransformInfo::RGK_FixedWidthVector).getFixedValue()));
+      break;
+    }
   llvm::ModulePassManager mpm;
   mpm.addPass(llvm::AlwaysInlinerPass());
   mpm.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(fpm)));
+  mpm.addPass(DefineVectorVariants());
+  mpm.addPass(llvm::AlwaysInlinerPass());
+  mpm.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(after)));
   mpm.run(m, mam);
   for (llvm::Function& f : m)
     if (!f.isDeclaration()) split_philox_rounds(f);

@@ -1,0 +1,218 @@
+// The scalar twins of the lane functions (runtime_math.h): float_math.cpp's
+// IR written again as C++, operation for operation. kiln is
+// built with -ffp-contract=off, so nothing here is fused that the IR does
+// not fuse; std::fma is the IR's llvm.fma. Each function is compiled twice
+// (GCC's target_clones, picked once at load time): with FMA instructions
+// for the CPUs that have them, since a loop that stays scalar (a strided
+// read) calls its twin for every element, and without them for the rest,
+// where std::fma is libm's, correctly rounded all the same.
+#include "codegen/llvm/runtime_math.h"
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define KILN_TWIN __attribute__((target_clones("fma", "default")))
+#else
+#define KILN_TWIN
+#endif
+
+namespace {
+
+constexpr double kMagic = 6755399441055744.0;  // 1.5 * 2^52
+constexpr double kLog2e = 1.4426950408889634;
+constexpr double kLn2 = 0.6931471805599453;
+constexpr double kLn2Hi = 6.93147180369123816490e-01;
+constexpr double kLn2Lo = 1.90821492927058770002e-10;
+constexpr float kInfF = std::numeric_limits<float>::infinity();
+constexpr float kNanF = std::numeric_limits<float>::quiet_NaN();
+
+inline uint64_t bits_of(double d) { return std::bit_cast<uint64_t>(d); }
+inline double double_of(uint64_t u) { return std::bit_cast<double>(u); }
+inline uint32_t bits_of(float f) { return std::bit_cast<uint32_t>(f); }
+inline float float_of(uint32_t u) { return std::bit_cast<float>(u); }
+
+// float_math.cpp's horner: p = c0, then p = p * x + c (no fma).
+template <size_t N>
+inline double horner(double x, const double (&c)[N]) {
+  double p = c[0];
+  for (size_t i = 1; i < N; ++i) p = p * x + c[i];
+  return p;
+}
+
+inline double expm1_core(double r) {
+  constexpr double c[] = {1.0 / 39916800, 1.0 / 3628800, 1.0 / 362880, 1.0 / 40320, 1.0 / 5040,
+                          1.0 / 720,      1.0 / 120,     1.0 / 24,     1.0 / 6,     0.5,
+                          1.0};
+  return horner(r, c) * r;
+}
+
+inline double pow2_from_magic(double t) { return double_of((bits_of(t) + 1023) << 52); }
+
+inline double clamp(double x, double lo, double hi) {
+  x = x > hi ? hi : x;
+  return x < lo ? lo : x;
+}
+
+inline double exp_double(double d) {
+  const double t = d * kLog2e + kMagic;
+  const double k = t - kMagic;
+  const double r = (d - k * kLn2Hi) - k * kLn2Lo;
+  return (1.0 + expm1_core(r)) * pow2_from_magic(t);
+}
+
+struct LogParts {
+  double log_m, e;
+};
+inline LogParts log_parts(double d) {
+  const uint64_t bits = bits_of(d);
+  double ex = double_of((bits >> 52) | 0x4330000000000000ull) - (4503599627370496.0 + 1023.0);
+  double m = double_of((bits & 0x000FFFFFFFFFFFFFull) | 0x3FF0000000000000ull);
+  const bool big = m > 1.4142135623730951;
+  m = big ? m * 0.5 : m;
+  ex = big ? ex + 1.0 : ex;
+  const double f = m - 1.0;
+  const double s = f / (f + 2.0);
+  const double z = s * s;
+  constexpr double c[] = {2.0 / 21, 2.0 / 19, 2.0 / 17, 2.0 / 15, 2.0 / 13, 2.0 / 11,
+                          2.0 / 9,  2.0 / 7,  2.0 / 5,  2.0 / 3,  2.0};
+  return {s * horner(z, c), ex};
+}
+
+inline bool sign_bit(float x) { return static_cast<int32_t>(bits_of(x)) < 0; }
+
+inline float sincos(float x, bool want_sin) {
+  static constexpr double kTwoOverPi[8] = {
+      0xA2F983 * 0x1p-24,  0x6E4E44 * 0x1p-48,  0x1529FC * 0x1p-72,  0x2757D1 * 0x1p-96,
+      0xF534DD * 0x1p-120, 0xC0DB62 * 0x1p-144, 0x95993C * 0x1p-168, 0x439041 * 0x1p-192};
+  const double a = std::fabs(static_cast<double>(x));
+  double q[8];
+  double approx = 0.0;
+  for (int j = 0; j < 8; ++j) {
+    const double p = a * kTwoOverPi[j];
+    const double whole = std::floor(p * 0.25);
+    q[j] = p - whole * 4.0;
+    approx = approx + q[j];
+  }
+  const double t = approx + kMagic;
+  const double n = t - kMagic;
+  const uint64_t quadrant = bits_of(t) & 3;
+  double frac = q[0] - n;
+  for (int j = 1; j < 8; ++j) frac = frac + q[j];
+  const double r = frac * 1.5707963267948966;
+  const double z = r * r;
+  constexpr double sc[] = {-1.0 / 1307674368000.0, 1.0 / 6227020800.0, -1.0 / 39916800.0,
+                           1.0 / 362880.0,         -1.0 / 5040.0,     1.0 / 120.0,
+                           -1.0 / 6.0};
+  const double s = r + (r * z) * horner(z, sc);
+  constexpr double cc[] = {1.0 / 20922789888000.0, -1.0 / 87178291200.0, 1.0 / 479001600.0,
+                           -1.0 / 3628800.0,       1.0 / 40320.0,        -1.0 / 720.0,
+                           1.0 / 24.0,             -0.5};
+  const double c = 1.0 + z * horner(z, cc);
+  const bool odd = (quadrant & 1) != 0;
+  double v = want_sin ? (odd ? c : s) : (odd ? s : c);
+  const uint64_t qn = want_sin ? quadrant : quadrant + 1;
+  v = (qn & 2) != 0 ? -v : v;
+  float f = static_cast<float>(v);
+  if (want_sin) f = sign_bit(x) ? -f : f;
+  return std::fabs(x) < kInfF ? f : kNanF;
+}
+
+}  // namespace
+
+extern "C" {
+
+KILN_TWIN float kiln_rt_expf(float v) {
+  constexpr float kMagicF = 12582912.0f;
+  constexpr float kLn2HiF = 0.693145751953125f;
+  constexpr float kLn2LoF = 1.428606765330187045e-06f;
+  float xc = v > 89.0f ? 89.0f : v;
+  xc = xc < -104.0f ? -104.0f : xc;
+  const float t = std::fma(xc, 1.44269504088896341f, kMagicF);
+  const float k = t - kMagicF;
+  const int32_t ki = static_cast<int32_t>(bits_of(t) - 0x4B400000u);
+  float r = std::fma(k, -kLn2HiF, xc);
+  r = std::fma(k, -kLn2LoF, r);
+  float u = 1.0f / 5040.0f;
+  for (float c : {1.0f / 720.0f, 1.0f / 120.0f, 1.0f / 24.0f, 1.0f / 6.0f, 0.5f}) u = std::fma(u, r, c);
+  const float p = 1.0f + std::fma(r * r, u, r);
+  const int32_t k1 = ki >> 1;
+  const int32_t k2 = ki - k1;
+  auto pow2 = [](int32_t kk) { return float_of(static_cast<uint32_t>(kk + 127) << 23); };
+  const float res = (p * pow2(k1)) * pow2(k2);
+  return std::isnan(v) ? v : res;
+}
+
+KILN_TWIN float kiln_rt_expf_via_double(float v) {
+  const double d = clamp(static_cast<double>(v), -200.0, 200.0);
+  const float r = static_cast<float>(exp_double(d));
+  return std::isnan(v) ? v : r;
+}
+
+KILN_TWIN float kiln_rt_logf(float v) {
+  const LogParts lp = log_parts(static_cast<double>(v));
+  float r = static_cast<float>(lp.e * kLn2 + lp.log_m);
+  r = v == 0.0f ? -kInfF : r;
+  r = v == kInfF ? v : r;
+  const float nan = std::isnan(v) ? v : kNanF;
+  return v >= 0.0f ? r : nan;
+}
+
+KILN_TWIN float kiln_rt_sinf(float v) {
+  const float r = sincos(v, true);
+  return std::isnan(v) ? v : r;
+}
+
+KILN_TWIN float kiln_rt_cosf(float v) {
+  const float r = sincos(v, false);
+  return std::isnan(v) ? v : r;
+}
+
+KILN_TWIN float kiln_rt_tanhf(float v) {
+  double a = std::fabs(static_cast<double>(v));
+  a = a > 20.0 ? 20.0 : a;
+  const double y = a + a;
+  const double t = y * kLog2e + kMagic;
+  const double k = t - kMagic;
+  const double r = (y - k * kLn2Hi) - k * kLn2Lo;
+  const double scale = pow2_from_magic(t);
+  const double em1 = scale * expm1_core(r) + (scale - 1.0);
+  const double th = em1 / (em1 + 2.0);
+  float res = static_cast<float>(th);
+  res = sign_bit(v) ? -res : res;
+  return std::isnan(v) ? v : res;
+}
+
+KILN_TWIN float kiln_rt_powf(float xv, float yv) {
+  constexpr double dinf = std::numeric_limits<double>::infinity();
+  const double ax = std::fabs(static_cast<double>(xv));
+  const double yd = static_cast<double>(yv);
+  const LogParts lp = log_parts(ax);
+  double l2 = lp.log_m * kLog2e + lp.e;
+  l2 = ax == 0.0 ? -dinf : l2;
+  l2 = ax == dinf ? dinf : l2;
+  const double z = clamp(yd * l2, -300.0, 300.0);
+  const double t = z + kMagic;
+  const double k = t - kMagic;
+  const double r = (z - k) * kLn2;
+  const double p = (1.0 + expm1_core(r)) * pow2_from_magic(t);
+  auto is_int = [](double d) { return std::floor(d) == d; };
+  const bool y_int = is_int(yd);
+  const bool y_odd = y_int && !is_int(yd * 0.5);
+  float res = static_cast<float>(p);
+  res = (sign_bit(xv) && y_odd) ? -res : res;
+  const bool x_fin = ax < dinf;
+  const bool y_fin = std::fabs(yd) < dinf;
+  const bool neg_frac = (xv < 0.0f && x_fin) && (y_fin && !y_int);
+  res = neg_frac ? kNanF : res;
+  res = (std::isnan(xv) || std::isnan(yv)) ? kNanF : res;
+  const bool m1_inf = xv == -1.0f && !y_fin;
+  res = (m1_inf && !std::isnan(yv)) ? 1.0f : res;
+  const bool one = xv == 1.0f || yv == 0.0f;
+  return one ? 1.0f : res;
+}
+
+}  // extern "C"
