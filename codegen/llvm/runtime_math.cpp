@@ -11,7 +11,6 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
-#include <initializer_list>
 #include <limits>
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
@@ -39,6 +38,7 @@ inline float float_of(uint32_t u) { return std::bit_cast<float>(u); }
 template <size_t N>
 inline double horner(double x, const double (&c)[N]) {
   double p = c[0];
+#pragma GCC unroll 16
   for (size_t i = 1; i < N; ++i) p = p * x + c[i];
   return p;
 }
@@ -91,6 +91,7 @@ inline float sincos(float x, bool want_sin) {
   const double a = std::fabs(static_cast<double>(x));
   double q[8];
   double approx = 0.0;
+#pragma GCC unroll 8
   for (int j = 0; j < 8; ++j) {
     const double p = a * kTwoOverPi[j];
     const double whole = std::floor(p * 0.25);
@@ -101,6 +102,7 @@ inline float sincos(float x, bool want_sin) {
   const double n = t - kMagic;
   const uint64_t quadrant = bits_of(t) & 3;
   double frac = q[0] - n;
+#pragma GCC unroll 8
   for (int j = 1; j < 8; ++j) frac = frac + q[j];
   const double r = frac * 1.5707963267948966;
   const double z = r * r;
@@ -137,7 +139,11 @@ KILN_TWIN float kiln_rt_expf(float v) {
   float r = std::fma(k, -kLn2HiF, xc);
   r = std::fma(k, -kLn2LoF, r);
   float u = 1.0f / 5040.0f;
-  for (float c : {1.0f / 720.0f, 1.0f / 120.0f, 1.0f / 24.0f, 1.0f / 6.0f, 0.5f}) u = std::fma(u, r, c);
+  u = std::fma(u, r, 1.0f / 720.0f);
+  u = std::fma(u, r, 1.0f / 120.0f);
+  u = std::fma(u, r, 1.0f / 24.0f);
+  u = std::fma(u, r, 1.0f / 6.0f);
+  u = std::fma(u, r, 0.5f);
   const float p = 1.0f + std::fma(r * r, u, r);
   const int32_t k1 = ki >> 1;
   const int32_t k2 = ki - k1;
