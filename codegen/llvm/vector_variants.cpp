@@ -19,8 +19,8 @@
 // Measured (callgrind, instructions per cold compile, Ice Lake): chain
 // -21%, tanh GELU -17%, sigmoid -21%, sin + cos -28%, pow -31%,
 // log_softmax -6%, softmax +6% (its exp loop is now 8 lanes wide, not 4:
-// 1.2-1.4x faster); rows narrower than one vector, all remainder, run
-// 1.4x slower through the calls (bench/README.md).
+// 1.2-1.3x faster); rows narrower than one vector, all remainder, run
+// 1.2-1.35x slower through the calls (bench/README.md).
 #include <functional>
 #include <string>
 
