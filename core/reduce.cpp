@@ -1,10 +1,11 @@
 // Reductions: sum, mean, prod, max/min (with indices), amax/amin, argmax,
-// argmin, var, std, all, any, softmax, log_softmax. Primitive reductions are
+// argmin, var, std, all, any, softmax, log_softmax, logsumexp. Primitive reductions are
 // one Reduce node kept in keepdim form, viewed without the reduced dims when
 // keepdim is false; mean, var, std and the softmaxes are compositions of
 // primitives, so the JIT can fuse their chains. Each public op records one
 // backward function (its PyTorch name) with ints {keepdim, dims...}.
 #include <algorithm>
+#include <limits>
 
 #include "core/layout.h"
 #include "core/ops_common.h"
@@ -569,6 +570,23 @@ Tensor Tensor::log_softmax(int64_t d, std::optional<DType> dtype, SourceLoc loc)
                         GradFn::LogSoftmaxBackward0, [](const Tensor& shifted, int64_t w) {
                           return shifted - shifted.exp().sum(w, true).log();
                         });
+}
+
+// ---- logsumexp: log(sum(exp(x))) over dims, shifted by the max ----
+// As torch.logsumexp: integers compute in the default float dtype; the max is
+// a constant to autograd (its terms cancel: the gradient is softmax(x) times
+// the incoming one), and an infinite max shifts by 0, so a row of -inf gives
+// -inf, not NaN. An empty reduction gives -inf (log of an empty sum). Over
+// rows it is one kernel, as log_softmax (tests/test_jit_fusion.cpp).
+Tensor Tensor::logsumexp(const Shape& dims, bool keepdim, SourceLoc loc) const {
+  const LocScope at(loc);
+  Tensor x = kiln::is_floating_point(dtype()) ? *this : to(default_dtype());
+  const Shape nd = normalize_dims(dims, dim(), "logsumexp");
+  if (x.numel() == 0) return x.exp().sum(nd, keepdim).log();
+  Tensor m = x.amax(nd, true).detach();
+  m = where(m.abs().eq(std::numeric_limits<double>::infinity()), 0.0, m);
+  Tensor s = (x - m).exp().sum(nd, keepdim).log();
+  return s + (keepdim ? m : m.reshape(s.shape()));
 }
 
 }  // namespace kiln

@@ -352,6 +352,41 @@ TEST_CASE("ops: softmax / log_softmax over each dim") {
   CHECK_T(tensor({{3.0, 4.0}}).softmax(0), kFloat32, {1, 2}, {1.0, 1.0});
 }
 
+// Values from PyTorch 1.13 (torch.logsumexp) for the same inputs.
+TEST_CASE("ops: logsumexp over one and several dims, special values, integers, gradients") {
+  const Tensor r = mk({-2.5, 1.0, -1.0, 2.5, 0.5, -1.5, 2.0, 0.0, -2.0, 1.5, -0.5, -2.5, 1.0, -1.0, 2.5, 0.5, -1.5, 2.0, 0.0, -2.0, 1.5, -0.5, -2.5, 1.0}, {2, 3, 4}, kFloat32);
+  CHECK_T(r.logsumexp(0), kFloat32, {3, 4}, {1.0297504663467407, 1.1269280910491943, 2.529750347137451, 2.6269280910491943, 0.6269280314445496, 2.029750347137451, 2.1269280910491943, 0.12692804634571075, 1.5297504663467407, 1.6269280910491943, -0.37307196855545044, 1.0297504663467407}, 1e-5);
+  CHECK_T(r.logsumexp(1), kFloat32, {2, 4}, {0.6238729357719421, 2.0045969486236572, 2.123872995376587, 2.585097312927246, 2.0045969486236572, 2.123872995376587, 2.585097312927246, 1.5045969486236572}, 1e-5);
+  CHECK_T(r.logsumexp(2), kFloat32, {2, 3}, {2.731163740158081, 2.328341484069824, 1.668770432472229, 2.828341484069824, 2.1687705516815186, 2.0654170513153076}, 1e-5);
+  CHECK_T(r.logsumexp(-1, true), kFloat32, {2, 3, 1}, {2.731163740158081, 2.328341484069824, 1.668770432472229, 2.828341484069824, 2.1687705516815186, 2.0654170513153076}, 1e-5);
+  CHECK_T(r.logsumexp({0, 2}), kFloat32, {3}, {3.4740796089172363, 2.944882392883301, 2.5797793865203857}, 1e-5);
+  CHECK_T(logsumexp(r, 2), kFloat32, {2, 3}, {2.731163740158081, 2.328341484069824, 1.668770432472229, 2.828341484069824, 2.1687705516815186, 2.0654170513153076}, 1e-5);
+  CHECK_T(r.to(kFloat64).logsumexp(1, true), kFloat64, {2, 1, 4}, {0.6238729583693673, 2.0045969023422834, 2.1238729583693674, 2.58509724636431, 2.0045969023422834, 2.1238729583693674, 2.58509724636431, 1.5045969023422834}, 1e-14);
+  // stable for large values (shifted by the max)
+  CHECK_T(mk({1000.0, 1001.0, 1002.0, -1000.0, -1001.0, -1002.0}, {2, 3}, kFloat32).logsumexp(1), kFloat32, {2}, {1002.4075927734375, -999.5924072265625}, 1e-5);
+  // integers compute in the default float dtype
+  CHECK_T(mk({1, 2, 3, 4, 5, 6}, {2, 3}, kInt64).logsumexp(1), kFloat32, {2}, {3.4076058864593506, 6.40760612487793}, 1e-5);
+  // an all -inf row gives -inf (not NaN), +inf gives inf, NaN propagates
+  const Tensor sp = mk({-kInf, 2.0, -kInf, 0.0, -kInf, -kInf, -kInf, -kInf, 1.0, kNaN, 2.0, 3.0, kInf, 0.0, 1.0, kInf}, {4, 4}, kFloat32);
+  CHECK_T(sp.logsumexp(1), kFloat32, {4}, {2.1269280910491943, -kInf, kNaN, kInf}, 1e-5);
+  CHECK_T(sp.logsumexp(0), kFloat32, {4}, {kInf, kNaN, 2.3132617473602295, kInf}, 1e-5);
+  // empty reductions: log of an empty sum; a 0-dim tensor is itself
+  CHECK_T(zeros({0, 3}).logsumexp(0), kFloat32, {3}, {-kInf, -kInf, -kInf});
+  CHECK_T(zeros({2, 0}).logsumexp(1), kFloat32, {2}, {-kInf, -kInf});
+  CHECK_T(tensor(2.5).logsumexp(0), kFloat32, {}, {2.5});
+  // the gradient is softmax(x) times the incoming one (the max is a constant)
+  const Tensor y = mk({0.3, -1.2, 2.0, 0.7, 1.5, 0.1, -0.4, -2.2, 0.9, 0.9, -0.3, 1.1}, {3, 4}, kFloat32).requires_grad_();
+  const Tensor l = y.logsumexp(1);
+  CHECK_T(l.detach(), kFloat32, {3}, {2.4027798175811768, 1.8512828350067139, 2.159198522567749}, 1e-5);
+  (l * tensor({1.0, 2.0, 3.0})).sum().backward();
+  CHECK_T(y.grad(), kFloat32, {3, 4}, {0.12211649119853973, 0.027247872203588486, 0.6684592962265015, 0.182176411151886, 1.407569408416748, 0.3471023440361023, 0.2105281800031662, 0.034800074994564056, 0.8516443967819214, 0.8516443967819214, 0.2565103769302368, 1.0402008295059204}, 1e-5);
+  const Tensor y2 = y.detach().requires_grad_();
+  const Tensor l2 = y2.logsumexp({0, 1});
+  CHECK(l2.item<float>() == doctest::Approx(3.2614002227783203).epsilon(1e-6));
+  l2.backward();
+  CHECK_T(y2.grad(), kFloat32, {3, 4}, {0.05174640566110611, 0.011546187102794647, 0.2832571268081665, 0.07719657570123672, 0.17180413007736206, 0.04236637428402901, 0.02569650486111641, 0.0042476048693060875, 0.09428811818361282, 0.09428811818361282, 0.028399033471941948, 0.11516374349594116}, 1e-5);
+}
+
 TEST_CASE("ops: reductions of 0-dim tensors") {
   const Tensor s = tensor(3.5);
   CHECK_T(s.sum(), kFloat32, {}, {3.5});

@@ -140,6 +140,9 @@ inline Tensor argmax(const Tensor& t, std::optional<int64_t> dim = std::nullopt,
 inline Tensor argmin(const Tensor& t, std::optional<int64_t> dim = std::nullopt, bool keepdim = false, KILN_LOC) { return t.argmin(dim, keepdim, loc); }
 inline Tensor softmax(const Tensor& t, int64_t dim, KILN_LOC) { return t.softmax(dim, std::nullopt, loc); }
 inline Tensor log_softmax(const Tensor& t, int64_t dim, KILN_LOC) { return t.log_softmax(dim, std::nullopt, loc); }
+inline Tensor logsumexp(const Tensor& t, int64_t dim, bool keepdim = false, KILN_LOC) {
+  return t.logsumexp(Shape{dim}, keepdim, loc);
+}
 inline Tensor transpose(const Tensor& t, int64_t d0, int64_t d1, KILN_LOC) { return t.transpose(d0, d1, loc); }
 inline Tensor permute(const Tensor& t, const Shape& dims, KILN_LOC) { return t.permute(dims, loc); }
 inline Tensor reshape(const Tensor& t, const Shape& shape, KILN_LOC) { return t.reshape(shape, loc); }

@@ -257,6 +257,14 @@ class Tensor {
   Tensor any(int64_t dim, bool keepdim = false, KILN_LOC) const;
   Tensor softmax(int64_t dim, std::optional<DType> dtype = std::nullopt, KILN_LOC) const;
   Tensor log_softmax(int64_t dim, std::optional<DType> dtype = std::nullopt, KILN_LOC) const;
+  // log(sum(exp(x))) over dims ({}: every dim), stabilized by the max, as
+  // torch.logsumexp (integers compute in the default float dtype).
+  Tensor logsumexp(const Shape& dims, bool keepdim = false, KILN_LOC) const;
+  template <std::integral I>
+    requires(!std::same_as<I, bool>)
+  Tensor logsumexp(I dim, bool keepdim = false, KILN_LOC) const {
+    return logsumexp(Shape{static_cast<int64_t>(dim)}, keepdim, loc);
+  }
 
   // ---- conversion ----
   Tensor to(DType dtype, KILN_LOC) const;
