@@ -1,10 +1,11 @@
 // Reductions: sum, mean, prod, max/min (with indices), amax/amin, argmax,
-// argmin, var, std, all, any, softmax, log_softmax, logsumexp. Primitive reductions are
+// argmin, var, std, all, any, softmax, log_softmax, logsumexp, norm. Primitive reductions are
 // one Reduce node kept in keepdim form, viewed without the reduced dims when
 // keepdim is false; mean, var, std and the softmaxes are compositions of
 // primitives, so the JIT can fuse their chains. Each public op records one
 // backward function (its PyTorch name) with ints {keepdim, dims...}.
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "core/layout.h"
@@ -587,6 +588,26 @@ Tensor Tensor::logsumexp(const Shape& dims, bool keepdim, SourceLoc loc) const {
   m = where(m.abs().eq(std::numeric_limits<double>::infinity()), 0.0, m);
   Tensor s = (x - m).exp().sum(nd, keepdim).log();
   return s + (keepdim ? m : m.reshape(s.shape()));
+}
+
+// ---- norm: the vector p-norm over dims, as Tensor.norm / torch.norm ----
+// inf / -inf: the largest / smallest |x| (ties share the gradient, as amax);
+// 0: the count of non-zeros; 1: sum |x|; else sum(|x|^p)^(1/p). Where the
+// sum is 0 the norm is 0 with gradient 0, as PyTorch's masked rule, where
+// the formula's derivative is 0/0: the root is taken of 1 there instead,
+// and each `where` passes only the gradient of the branch it picks.
+Tensor Tensor::norm(double p, const Shape& dims, bool keepdim, SourceLoc loc) const {
+  const LocScope at(loc);
+  check_floating(*this, std::nullopt, "norm", "norm(): input dtype should be either floating point or complex.");
+  const Shape nd = normalize_dims(dims, dim(), "norm");
+  const Tensor a = abs();
+  if (std::isinf(p)) return p > 0 ? a.amax(nd, keepdim) : a.amin(nd, keepdim);
+  if (p == 0) return a.ne(0.0).to(dtype()).sum(nd, keepdim);
+  if (p == 1) return a.sum(nd, keepdim);
+  const Tensor s = (p == 2 ? a * a : a.pow(p)).sum(nd, keepdim);
+  const Tensor zero = s.eq(0.0);
+  const Tensor safe = where(zero, 1.0, s);
+  return where(zero, 0.0, p == 2 ? safe.sqrt() : safe.pow(1.0 / p));
 }
 
 }  // namespace kiln

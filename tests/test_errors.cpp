@@ -199,6 +199,8 @@ TEST_CASE("errors: dim out of range") {
   CHECK_HAS(KILN_ERROR_OF(t.argmax(-3)), "Dimension out of range");
   CHECK_HAS(KILN_ERROR_OF(t.logsumexp(2)), "[logsumexp]", "Dimension out of range (expected to be in range of [-2, 1], but got 2)");
   CHECK_HAS(KILN_ERROR_OF(t.logsumexp(Shape{1, -1})), "[logsumexp]", "dim 1 appears multiple times in the list of dims");
+  CHECK_HAS(KILN_ERROR_OF(t.norm(2, 2)), "[norm]", "Dimension out of range (expected to be in range of [-2, 1], but got 2)");
+  CHECK_HAS(KILN_ERROR_OF(ones({2}, kInt64).norm()), "[norm]", "norm(): input dtype should be either floating point or complex.", "Got: Long");
   CHECK_HAS(KILN_ERROR_OF(cat({t, t}, 2)), "[cat]", "Dimension out of range (expected to be in range of [-2, 1], but got 2)");
   CHECK_HAS(KILN_ERROR_OF(t.sum(Shape{0, 0})), "[sum]", "dim 0 appears multiple times in the list of dims");
 }

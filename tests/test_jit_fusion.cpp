@@ -108,6 +108,7 @@ TEST_CASE("jit fusion: chains of reductions over the same rows are one kernel") 
   CHECK(kernels(x.softmax(0)) == 1);
   CHECK(kernels(x.log_softmax(1)) == 1);
   CHECK(kernels(x.logsumexp(1)) == 1);  // max, sum of exp, log, + max: one row kernel
+  CHECK(kernels(x / x.norm(2, 1, true)) == 1);  // the norm and the division
   CHECK(kernels(x - x.mean(1, true)) == 1);
   CHECK(kernels(x.var(Shape{1})) == 1);
   CHECK(kernels(x.std()) == 1);

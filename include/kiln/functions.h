@@ -143,6 +143,9 @@ inline Tensor log_softmax(const Tensor& t, int64_t dim, KILN_LOC) { return t.log
 inline Tensor logsumexp(const Tensor& t, int64_t dim, bool keepdim = false, KILN_LOC) {
   return t.logsumexp(Shape{dim}, keepdim, loc);
 }
+inline Tensor norm(const Tensor& t, double p = 2.0, const Shape& dims = {}, bool keepdim = false, KILN_LOC) {
+  return t.norm(p, dims, keepdim, loc);
+}
 inline Tensor transpose(const Tensor& t, int64_t d0, int64_t d1, KILN_LOC) { return t.transpose(d0, d1, loc); }
 inline Tensor permute(const Tensor& t, const Shape& dims, KILN_LOC) { return t.permute(dims, loc); }
 inline Tensor reshape(const Tensor& t, const Shape& shape, KILN_LOC) { return t.reshape(shape, loc); }

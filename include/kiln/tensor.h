@@ -265,6 +265,14 @@ class Tensor {
   Tensor logsumexp(I dim, bool keepdim = false, KILN_LOC) const {
     return logsumexp(Shape{static_cast<int64_t>(dim)}, keepdim, loc);
   }
+  // The vector p-norm over dims ({}: every dim), as Tensor.norm: p = 2 by
+  // default, inf / -inf (largest / smallest |x|), 0 (count of non-zeros).
+  Tensor norm(double p = 2.0, const Shape& dims = {}, bool keepdim = false, KILN_LOC) const;
+  template <std::integral I>
+    requires(!std::same_as<I, bool>)
+  Tensor norm(double p, I dim, bool keepdim = false, KILN_LOC) const {
+    return norm(p, Shape{static_cast<int64_t>(dim)}, keepdim, loc);
+  }
 
   // ---- conversion ----
   Tensor to(DType dtype, KILN_LOC) const;
