@@ -604,7 +604,7 @@ Tensor Tensor::norm(double p, const Shape& dims, bool keepdim, SourceLoc loc) co
   if (std::isinf(p)) return p > 0 ? a.amax(nd, keepdim) : a.amin(nd, keepdim);
   if (p == 0) return a.ne(0.0).to(dtype()).sum(nd, keepdim);
   if (p == 1) return a.sum(nd, keepdim);
-  const Tensor s = (p == 2 ? a * a : a.pow(p)).sum(nd, keepdim);
+  const Tensor s = a.pow(p).sum(nd, keepdim);  // pow(2) is a * a (pow's shortcuts)
   const Tensor zero = s.eq(0.0);
   const Tensor safe = where(zero, 1.0, s);
   return where(zero, 0.0, p == 2 ? safe.sqrt() : safe.pow(1.0 / p));

@@ -43,8 +43,8 @@
 // elementwise node, rather than stored.
 #pragma once
 
-#include <functional>
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_set>

@@ -28,6 +28,10 @@
 #include "jit/kernel_ir.h"
 #include "kiln/dtype.h"
 
+namespace llvm {
+class TargetMachine;
+}
+
 namespace kiln::codegen::llvmcg {
 
 struct Emitter {
@@ -86,9 +90,9 @@ struct LaneFn {
 // A call of fn's twin on args (scalars).
 llvm::Value* call_lane_fn(Emitter& e, const LaneFn& fn, llvm::ArrayRef<llvm::Value*> args);
 // Before loop vectorization: declares the vector variants of each twin the
-// module calls, for the widths of a loop over floats in vector registers of
-// `register_bits`, and lists them on the calls for the vectorizer.
-void declare_vector_variants(llvm::Module& m, unsigned register_bits);
+// module calls, for the widths of a loop over floats in tm's vector
+// registers, and lists them on the calls for the vectorizer.
+void declare_vector_variants(llvm::Module& m, const llvm::TargetMachine& tm);
 // After it: defines each variant the vectorizer called (always-inline, for
 // the inliner that follows) and drops the rest; a scalar call for which
 // `runs_hot` says yes (a loop that stays scalar: a strided read) gets the

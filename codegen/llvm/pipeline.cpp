@@ -17,7 +17,6 @@
 #include <llvm/Analysis/CGSCCPassManager.h>
 #include <llvm/Analysis/LoopAnalysisManager.h>
 #include <llvm/Analysis/ScalarEvolutionExpressions.h>
-#include <llvm/Analysis/TargetTransformInfo.h>
 #include <llvm/CodeGen/MachineModuleInfo.h>
 #include <llvm/CodeGen/Passes.h>
 #include <llvm/CodeGen/TargetPassConfig.h>
@@ -161,14 +160,7 @@ void optimize_kernel(llvm::Module& m, llvm::TargetMachine* tm) {
     after.addPass(llvm::createFunctionToLoopPassAdaptor(std::move(lpm), /*UseMemorySSA=*/true));
   }
   after.addPass(StrengthReduceStridedLoops());
-  for (llvm::Function& f : m)
-    if (!f.isDeclaration()) {
-      const llvm::TargetTransformInfo tti = tm->getTargetTransformInfo(f);
-      declare_vector_variants(
-          m, static_cast<unsigned>(
-                 tti.getRegisterBitWidth(llvm::TargetTransformInfo::RGK_FixedWidthVector).getFixedValue()));
-      break;
-    }
+  declare_vector_variants(m, *tm);
   llvm::ModulePassManager mpm;
   mpm.addPass(llvm::AlwaysInlinerPass());
   mpm.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(fpm)));

@@ -24,9 +24,11 @@
 #include <functional>
 #include <string>
 
+#include <llvm/Analysis/TargetTransformInfo.h>
 #include <llvm/IR/Attributes.h>
 #include <llvm/IR/Function.h>
 #include <llvm/IR/Module.h>
+#include <llvm/Target/TargetMachine.h>
 
 #include "codegen/llvm/emitter.h"
 #include "kiln/error.h"
@@ -62,13 +64,19 @@ void set_pure(llvm::Function* f) {
   f->setDoesNotAccessMemory();
 }
 
-// The kernel's target attributes, for the variants' bodies.
-std::pair<std::string, std::string> target_of(llvm::Module& m) {
-  for (llvm::Function& f : m)
-    if (!f.isDeclaration())
-      return {f.getFnAttribute("target-cpu").getValueAsString().str(),
-              f.getFnAttribute("target-features").getValueAsString().str()};
-  return {};
+// The kernel's first defined function (they all carry its target).
+const llvm::Function* defined_function(const llvm::Module& m) {
+  for (const llvm::Function& f : m)
+    if (!f.isDeclaration()) return &f;
+  return nullptr;
+}
+
+// An emitter into m for the kernel's target, for the variants' bodies.
+Emitter emitter_for(llvm::Module& m) {
+  const llvm::Function* f = defined_function(m);
+  KILN_INTERNAL_ASSERT(f != nullptr, "a kernel module without a function");
+  return Emitter(m, f->getFnAttribute("target-cpu").getValueAsString().str(),
+                 f->getFnAttribute("target-features").getValueAsString().str());
 }
 
 }  // namespace
@@ -90,15 +98,18 @@ llvm::Value* call_lane_fn(Emitter& e, const LaneFn& fn, llvm::ArrayRef<llvm::Val
 // double then splits each operation over two registers, as the inline body
 // did (8 lanes of pow: two independent chains per iteration, where 4 lanes
 // ran 1.5x slower, bound by the polynomial's latency).
-void declare_vector_variants(llvm::Module& m, unsigned register_bits) {
-  auto [cpu, features] = target_of(m);
+void declare_vector_variants(llvm::Module& m, const llvm::TargetMachine& tm) {
+  const llvm::Function* kernel = defined_function(m);
+  if (!kernel) return;
+  const uint64_t register_bits =
+      tm.getTargetTransformInfo(*kernel).getRegisterBitWidth(llvm::TargetTransformInfo::RGK_FixedWidthVector).getFixedValue();
+  Emitter e = emitter_for(m);
   for (const LaneFn* fn : all_lane_fns()) {
     llvm::Function* twin = m.getFunction(fn->twin);
     if (!twin || twin->use_empty()) continue;
     std::string mappings;
     const unsigned params = static_cast<unsigned>(twin->arg_size());
     for (unsigned n = 2; n * 32 <= register_bits; n *= 2) {
-      Emitter e(m, cpu, features);
       e.lanes = n;
       const std::string name = variant_name(*fn, n);
       if (!m.getFunction(name))
@@ -116,10 +127,10 @@ void declare_vector_variants(llvm::Module& m, unsigned register_bits) {
 }
 
 void define_vector_variants(llvm::Module& m, const std::function<bool(llvm::CallInst&)>& runs_hot) {
-  auto [cpu, features] = target_of(m);
+  if (!defined_function(m)) return;
+  Emitter e = emitter_for(m);
   // f (a declaration) gets fn's body for `lanes` (0: scalar), always-inline
   auto define = [&](llvm::Function& f, const LaneFn& fn, unsigned lanes) {
-    Emitter e(m, cpu, features);
     e.lanes = lanes;
     f.setLinkage(llvm::Function::InternalLinkage);
     e.set_common_attrs(&f);
@@ -129,13 +140,17 @@ void define_vector_variants(llvm::Module& m, const std::function<bool(llvm::Call
     for (llvm::Argument& a : f.args()) args.push_back(&a);
     e.b.CreateRet(fn.body(e, args));
   };
-  // scalar calls that run hot: the scalar body, inline, as before
+  // The scalar calls left: their attribute names variants about to be
+  // erased; those that run hot get the scalar body inline, as before.
   for (const LaneFn* fn : all_lane_fns()) {
     llvm::Function* twin = m.getFunction(fn->twin);
     if (!twin) continue;
     std::vector<llvm::CallInst*> hot;
     for (llvm::User* u : twin->users())
-      if (auto* call = llvm::dyn_cast<llvm::CallInst>(u); call && runs_hot(*call)) hot.push_back(call);
+      if (auto* call = llvm::dyn_cast<llvm::CallInst>(u)) {
+        call->removeFnAttr("vector-function-abi-variant");
+        if (runs_hot(*call)) hot.push_back(call);
+      }
     if (hot.empty()) continue;
     const std::string name = std::string(fn->name) + ".inline";
     llvm::Function* body = m.getFunction(name);
@@ -157,11 +172,6 @@ void define_vector_variants(llvm::Module& m, const std::function<bool(llvm::Call
     define(f, *fn, lanes);
   }
   for (llvm::Function* f : unused) f->eraseFromParent();
-  // The calls left (scalar) name variants that no longer exist.
-  for (const LaneFn* fn : all_lane_fns())
-    if (llvm::Function* twin = m.getFunction(fn->twin))
-      for (llvm::User* u : twin->users())
-        if (auto* call = llvm::dyn_cast<llvm::CallInst>(u)) call->removeFnAttr("vector-function-abi-variant");
 }
 
 std::vector<std::pair<const char*, void*>> lane_fn_twins() {
