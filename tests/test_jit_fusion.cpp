@@ -482,6 +482,32 @@ TEST_CASE("jit: random values in rows narrower than a vector equal the reference
   }
 }
 
+TEST_CASE("jit: random values drawn by scalar code equal the reference") {
+  // The Philox rounds in scalar code, not in a vector loop with a folded
+  // tail: a loop that stays scalar because it reads with a runtime stride
+  // (every element), and a row sum's remainder after its last full vector
+  // (a loop that accumulates keeps a scalar remainder).
+  Tensor x = data({37, 26});
+  x.eval();
+  auto graph = [&] {
+    Tensor strided = x.slice(1, 0, 26, 2);  // [37, 13], stride 2
+    return std::vector<Tensor>{strided + rand({37, 13}), strided * randn({37, 13}, kFloat64),
+                               (x + rand({37, 26})).sum(1), randn({37, 13}).sum(1, true) * strided};
+  };
+  manual_seed(31);
+  std::vector<std::vector<double>> got;
+  for (Tensor& t : graph()) got.push_back(t.to_vector<double>());
+  const Evaluator was = evaluator();
+  set_evaluator(Evaluator::Reference);
+  manual_seed(31);
+  std::vector<Tensor> want = graph();
+  for (size_t i = 0; i < want.size(); ++i) {
+    CAPTURE(i);
+    CHECK(want[i].to_vector<double>() == got[i]);
+  }
+  set_evaluator(was);
+}
+
 TEST_CASE("jit fusion: a full reduction of a large tensor runs in two stages over fixed blocks") {
   // Blocks: the leading dim's rows (parallel), then the reduction of the
   // partials; a 1-D tensor is cut into 256..16 equal blocks of >= 1024
