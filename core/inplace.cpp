@@ -136,6 +136,26 @@ Tensor& Tensor::clamp_(std::optional<Scalar> lo, std::optional<Scalar> hi, Sourc
   check_defined(*this, "clamp_");
   return assign_result(*this, clamp(lo, hi), "clamp_");
 }
+Tensor& Tensor::masked_fill_(const Tensor& mask, Scalar value, SourceLoc loc) {
+  const LocScope at(loc);
+  check_defined(*this, "masked_fill_");
+  return assign_result(*this, masked_fill(mask, value), "masked_fill_");
+}
+Tensor& Tensor::masked_fill_(const Tensor& mask, const Tensor& value, SourceLoc loc) {
+  const LocScope at(loc);
+  check_defined(*this, "masked_fill_");
+  return assign_result(*this, masked_fill(mask, value), "masked_fill_");
+}
+Tensor& Tensor::tril_(int64_t diagonal, SourceLoc loc) {
+  const LocScope at(loc);
+  check_defined(*this, "tril_");
+  return assign_result(*this, tril(diagonal), "tril_");
+}
+Tensor& Tensor::triu_(int64_t diagonal, SourceLoc loc) {
+  const LocScope at(loc);
+  check_defined(*this, "triu_");
+  return assign_result(*this, triu(diagonal), "triu_");
+}
 
 // fill_ may write an expanded view, as in PyTorch: every element gets the
 // same value, so it writes each memory location once (stride-0 dims collapse).

@@ -492,3 +492,30 @@ TEST_CASE("errors: an input partly overlapping the written tensor") {
   m.slice(1, 0, 2).add_(m.slice(1, 1));
   CHECK(m.to_vector<float>() == std::vector<float>{1, 3, 2, 7, 9, 5});
 }
+
+TEST_CASE("errors: masked_fill, lerp, outer, tril / triu, repeat") {
+  const Tensor x = ones({2, 3});
+  CHECK_HAS(KILN_ERROR_OF(x.masked_fill(ones({3}), 1.0)), "[masked_fill]",
+            "only boolean masks are supported, but got mask with dtype Float", "(self [2, 3], mask [3])");
+  CHECK_HAS(KILN_ERROR_OF(x.masked_fill(ones({3}, kBool), ones({2}))), "[masked_fill]",
+            "only supports a 0-dimensional value tensor, but got tensor with 1 dimension(s) (shape [2])");
+  CHECK_HAS(KILN_ERROR_OF(x.masked_fill(ones({4}, kBool), 1.0)), "[where]", "[2, 3]", "[4]");
+  // in place, the mask may not grow self
+  Tensor y = ones({3});
+  CHECK_HAS(KILN_ERROR_OF(y.masked_fill_(ones({2, 3}, kBool), 1.0)), "[masked_fill_]",
+            "output with shape [3] doesn't match the broadcast shape [2, 3]");
+  CHECK_HAS(KILN_ERROR_OF(x.lerp(ones({2, 3}, kFloat64), 0.5)), "[lerp]",
+            "expected dtype Float for `end` but got dtype Double");
+  CHECK_HAS(KILN_ERROR_OF(x.lerp(x, ones({3}, kFloat64))), "[lerp]",
+            "expected dtype Float for `weight` but got dtype Double");
+  CHECK_HAS(KILN_ERROR_OF(arange(3).lerp(arange(3), 0.5)), "[lerp]", "not implemented for Long",
+            "floating point", "(shape [3])");
+  CHECK_HAS(KILN_ERROR_OF(x.outer(ones({2}))), "[outer]", "expected 1-D argument self, but got 2-D (shape [2, 3])");
+  CHECK_HAS(KILN_ERROR_OF(ones({2}).outer(x)), "[outer]", "expected 1-D argument vec2, but got 2-D (shape [2, 3])");
+  CHECK_HAS(KILN_ERROR_OF(ones({3}).tril()), "[tril]", "input tensor must have at least 2 dimensions (shape [3])");
+  CHECK_HAS(KILN_ERROR_OF(ones({3}).triu(1)), "[triu]", "input tensor must have at least 2 dimensions (shape [3])");
+  CHECK_HAS(KILN_ERROR_OF(x.repeat({2})), "[repeat]",
+            "number of dimensions of repeat dims can not be smaller than number of dimensions of tensor",
+            "(repeats [2], shape [2, 3])");
+  CHECK_HAS(KILN_ERROR_OF(x.repeat({2, -1})), "[repeat]", "repeats must be non-negative, got -1 (repeats [2, -1])");
+}

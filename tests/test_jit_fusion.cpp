@@ -109,6 +109,10 @@ TEST_CASE("jit fusion: chains of reductions over the same rows are one kernel") 
   CHECK(kernels(x.log_softmax(1)) == 1);
   CHECK(kernels(x.logsumexp(1)) == 1);  // max, sum of exp, log, + max: one row kernel
   CHECK(kernels(x / x.norm(2, 1, true)) == 1);  // the norm and the division
+  // compositions: the mask from the loop indices, the fill, the blend
+  CHECK(kernels(x.tril(1) * 2) == 1);
+  CHECK(kernels(x.masked_fill(x > 0, 0.0).softmax(1)) == 1);
+  CHECK(kernels(x.lerp(x * x, 0.25).sum(1)) == 1);
   CHECK(kernels(x - x.mean(1, true)) == 1);
   CHECK(kernels(x.var(Shape{1})) == 1);
   CHECK(kernels(x.std()) == 1);

@@ -99,6 +99,12 @@ Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b, KILN_LOC
 Tensor where(const Tensor& condition, const Tensor& a, Scalar b, KILN_LOC);
 Tensor where(const Tensor& condition, Scalar a, const Tensor& b, KILN_LOC);
 Tensor where(const Tensor& condition, Scalar a, Scalar b, KILN_LOC);
+Tensor masked_fill(const Tensor& t, const Tensor& mask, Scalar value, KILN_LOC);
+Tensor lerp(const Tensor& start, const Tensor& end, Scalar weight, KILN_LOC);
+Tensor lerp(const Tensor& start, const Tensor& end, const Tensor& weight, KILN_LOC);
+Tensor outer(const Tensor& a, const Tensor& b, KILN_LOC);
+Tensor tril(const Tensor& t, int64_t diagonal = 0, KILN_LOC);
+Tensor triu(const Tensor& t, int64_t diagonal = 0, KILN_LOC);
 Tensor matmul(const Tensor& a, const Tensor& b, KILN_LOC);
 Tensor mm(const Tensor& a, const Tensor& b, KILN_LOC);
 Tensor maximum(const Tensor& a, const Tensor& b, KILN_LOC);

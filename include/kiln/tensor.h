@@ -178,6 +178,19 @@ class Tensor {
   Tensor ge(Scalar o, KILN_LOC) const;
   Tensor matmul(const Tensor& other, KILN_LOC) const;
   Tensor mm(const Tensor& other, KILN_LOC) const;
+  // Compositions of the above, as PyTorch's (core/composite.cpp).
+  // where(mask, value, self) in self's dtype; mask is bool and broadcasts.
+  Tensor masked_fill(const Tensor& mask, Scalar value, KILN_LOC) const;
+  Tensor masked_fill(const Tensor& mask, const Tensor& value, KILN_LOC) const;  // value 0-D
+  // self + weight * (end - self), floating dtypes, PyTorch's formula.
+  Tensor lerp(const Tensor& end, Scalar weight, KILN_LOC) const;
+  Tensor lerp(const Tensor& end, const Tensor& weight, KILN_LOC) const;
+  Tensor outer(const Tensor& vec2, KILN_LOC) const;  // two 1-D tensors
+  // Zero above (tril) / below (triu) a diagonal of the last two dims.
+  Tensor tril(int64_t diagonal = 0, KILN_LOC) const;
+  Tensor triu(int64_t diagonal = 0, KILN_LOC) const;
+  // Tiles the tensor repeats[d] times along dim d (extra leading repeats add dims).
+  Tensor repeat(const Shape& repeats, KILN_LOC) const;
 
   // ---- in place (a new node on the same storage; views see the write) ----
   Tensor& add_(const Tensor& other, Scalar alpha = 1, KILN_LOC);
@@ -193,6 +206,10 @@ class Tensor {
   Tensor& fill_(const Tensor& value, KILN_LOC);
   Tensor& copy_(const Tensor& src, KILN_LOC);
   Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt, KILN_LOC);
+  Tensor& masked_fill_(const Tensor& mask, Scalar value, KILN_LOC);
+  Tensor& masked_fill_(const Tensor& mask, const Tensor& value, KILN_LOC);
+  Tensor& tril_(int64_t diagonal = 0, KILN_LOC);
+  Tensor& triu_(int64_t diagonal = 0, KILN_LOC);
   Tensor& operator+=(Located o) { return add_(o.tensor, 1, o.loc); }
   Tensor& operator+=(LocatedScalar o) { return add_(o.value, 1, o.loc); }
   Tensor& operator-=(Located o) { return sub_(o.tensor, 1, o.loc); }

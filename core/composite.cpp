@@ -1,0 +1,152 @@
+// PyTorch ops that are compositions of kiln's own: masked_fill, lerp,
+// outer, tril / triu and repeat. Built from where, arange comparisons,
+// broadcasting views and arithmetic, they fuse into the kernels around them
+// (x.tril() is one kernel: the mask is computed from the loop indices) and
+// autograd differentiates them through those ops' rules, which give
+// PyTorch's gradients. Values, dtypes and errors follow PyTorch 1.13
+// (tests/test_ops_composite.cpp holds its numbers).
+#include <cmath>
+
+#include "core/ops_common.h"
+#include "core/provenance.h"
+#include "kiln/functions.h"
+
+namespace kiln {
+
+namespace {
+
+void check_mask(const Tensor& self, const Tensor& mask, const char* op) {
+  check_same_device(op, {&self, &mask});
+  // PyTorch 1.13 read a float mask as all false; later versions refuse it.
+  KILN_CHECK(mask.dtype() == DType::Bool, op, "only boolean masks are supported, but got mask with dtype ",
+             scalar_type_name(mask.dtype()), " (self ", self.sizes(), ", mask ", mask.sizes(),
+             "); compare to get one, e.g. mask != 0");
+}
+
+}  // namespace
+
+// ---- masked_fill: where(mask, value, self) in self's dtype ----
+// The value is cast to self's dtype first, as PyTorch (an int64 tensor
+// filled with 2.7 holds 2); the mask broadcasts with self.
+Tensor Tensor::masked_fill(const Tensor& mask, Scalar value, SourceLoc loc) const {
+  const LocScope at(loc);
+  check_mask(*this, mask, "masked_fill");
+  return where(mask, full({}, value, TensorOptions(wrapped_scalar_dtype(value)).device(device())).to(dtype()),
+               *this);
+}
+Tensor Tensor::masked_fill(const Tensor& mask, const Tensor& value, SourceLoc loc) const {
+  const LocScope at(loc);
+  check_mask(*this, mask, "masked_fill");
+  KILN_CHECK(value.dim() == 0, "masked_fill", "only supports a 0-dimensional value tensor, but got tensor with ",
+             value.dim(), " dimension(s) (shape ", value.sizes(), ")");
+  check_same_device("masked_fill", {this, &value});
+  return where(mask, value.to(dtype()), *this);
+}
+
+// ---- lerp: self + weight * (end - self), PyTorch's two-sided formula ----
+// For |weight| < 0.5 self + w (end - self), else end - (end - self)(1 - w):
+// exact at both ends. A float32 / float16 / bfloat16 lerp takes the scalar
+// weight in float, as PyTorch's opmath (1 - w is computed in float). Each
+// operation is rounded: PyTorch's CPU kernel fuses the multiply and the
+// add where the CPU has FMA (its last bit can differ from kiln's, which is
+// the same on every machine).
+namespace {
+void check_lerp(const Tensor& self, const Tensor& end, const Tensor* weight) {
+  check_same_device("lerp", {&self, &end});
+  KILN_CHECK(is_floating_point(self.dtype()), "lerp", "not implemented for ", scalar_type_name(self.dtype()),
+             ": self must be a floating point tensor (shape ", self.sizes(), ")");
+  KILN_CHECK(end.dtype() == self.dtype(), "lerp", "expected dtype ", scalar_type_name(self.dtype()),
+             " for `end` but got dtype ", scalar_type_name(end.dtype()));
+  if (!weight) return;
+  check_same_device("lerp", {&self, weight});
+  KILN_CHECK(weight->dtype() == self.dtype(), "lerp", "expected dtype ", scalar_type_name(self.dtype()),
+             " for `weight` but got dtype ", scalar_type_name(weight->dtype()));
+}
+}  // namespace
+
+Tensor Tensor::lerp(const Tensor& end, Scalar weight, SourceLoc loc) const {
+  const LocScope at(loc);
+  check_lerp(*this, end, nullptr);
+  const bool in_double = dtype() == DType::Float64;
+  const double w = in_double ? weight.to_double() : static_cast<float>(weight.to_double());
+  const Tensor d = end - *this;
+  if (std::abs(w) < 0.5) return *this + d * w;
+  const double one_minus = in_double ? 1.0 - w : static_cast<double>(1.0f - static_cast<float>(w));
+  return end - d * one_minus;
+}
+Tensor Tensor::lerp(const Tensor& end, const Tensor& weight, SourceLoc loc) const {
+  const LocScope at(loc);
+  check_lerp(*this, end, &weight);
+  const Tensor d = end - *this;
+  return where(weight.abs() < 0.5, *this + weight * d, end - d * (1 - weight));
+}
+
+// ---- outer: a[:, None] * b[None, :] of two vectors ----
+Tensor Tensor::outer(const Tensor& vec2, SourceLoc loc) const {
+  const LocScope at(loc);
+  KILN_CHECK(dim() == 1, "outer", "expected 1-D argument self, but got ", dim(), "-D (shape ", sizes(), ")");
+  KILN_CHECK(vec2.dim() == 1, "outer", "expected 1-D argument vec2, but got ", vec2.dim(), "-D (shape ",
+             vec2.sizes(), ")");
+  return unsqueeze(1) * vec2.unsqueeze(0);
+}
+
+// ---- tril / triu: zero the elements above / below a diagonal ----
+// Over the last two dims (batched over the others): element (i, j) is
+// kept where j - i <= diagonal (tril) or >= diagonal (triu).
+namespace {
+Tensor triangle(const Tensor& x, int64_t diagonal, bool lower, const char* op) {
+  KILN_CHECK(x.dim() >= 2, op, "input tensor must have at least 2 dimensions (shape ", x.sizes(), ")");
+  const auto idx = TensorOptions(DType::Int64).device(x.device());
+  const Tensor offset = arange(x.size(-1), idx) - arange(x.size(-2), idx).unsqueeze(1);  // j - i
+  const Tensor keep = lower ? offset <= diagonal : offset >= diagonal;
+  return where(keep, x, zeros({}, TensorOptions(x.dtype()).device(x.device())));
+}
+}  // namespace
+
+Tensor Tensor::tril(int64_t diagonal, SourceLoc loc) const {
+  const LocScope at(loc);
+  return triangle(*this, diagonal, true, "tril");
+}
+Tensor Tensor::triu(int64_t diagonal, SourceLoc loc) const {
+  const LocScope at(loc);
+  return triangle(*this, diagonal, false, "triu");
+}
+
+// ---- repeat: tile the tensor repeats[d] times along each dim ----
+// Leading repeats add dims, as PyTorch. A view [1, s0, 1, s1, ...] expanded
+// to [r0, s0, r1, s1, ...] and reshaped to [r0 s0, r1 s1, ...]: the copy is
+// that reshape's, and the gradient sums over the copies (expand's rule).
+Tensor Tensor::repeat(const Shape& repeats, SourceLoc loc) const {
+  const LocScope at(loc);
+  KILN_CHECK(repeats.size() >= static_cast<size_t>(dim()), "repeat",
+             "number of dimensions of repeat dims can not be smaller than number of dimensions of tensor "
+             "(repeats ", repeats, ", shape ", sizes(), ")");
+  for (int64_t r : repeats)
+    KILN_CHECK(r >= 0, "repeat", "repeats must be non-negative, got ", r, " (repeats ", repeats, ")");
+  Tensor x = *this;
+  while (static_cast<size_t>(x.dim()) < repeats.size()) x = x.unsqueeze(0);
+  Shape expanded, result;
+  for (size_t d = 0; d < repeats.size(); ++d) {
+    x = x.unsqueeze(static_cast<int64_t>(2 * d));
+    expanded.push_back(repeats[d]);
+    expanded.push_back(x.size(static_cast<int64_t>(2 * d + 1)));
+    result.push_back(repeats[d] * x.size(static_cast<int64_t>(2 * d + 1)));
+  }
+  return x.expand(expanded).reshape(result);
+}
+
+// ---- functional forms ----
+Tensor masked_fill(const Tensor& t, const Tensor& mask, Scalar value, SourceLoc loc) {
+  return t.masked_fill(mask, value, loc);
+}
+Tensor lerp(const Tensor& start, const Tensor& end, Scalar weight, SourceLoc loc) {
+  return start.lerp(end, weight, loc);
+}
+Tensor lerp(const Tensor& start, const Tensor& end, const Tensor& weight, SourceLoc loc) {
+  return start.lerp(end, weight, loc);
+}
+Tensor outer(const Tensor& a, const Tensor& b, SourceLoc loc) { return a.outer(b, loc); }
+Tensor tril(const Tensor& t, int64_t diagonal, SourceLoc loc) { return t.tril(diagonal, loc); }
+Tensor triu(const Tensor& t, int64_t diagonal, SourceLoc loc) { return t.triu(diagonal, loc); }
+
+}  // namespace kiln
