@@ -1,5 +1,6 @@
 // PyTorch ops that are compositions of kiln's own: masked_fill, lerp,
-// outer, tril / triu and repeat. Built from where, arange comparisons,
+// outer, tril / triu, repeat, and the activations silu, leaky_relu,
+// hardtanh and relu6. Built from where, arange comparisons,
 // broadcasting views and arithmetic, they fuse into the kernels around them
 // (x.tril() is one kernel: the mask is computed from the loop indices) and
 // autograd differentiates them through those ops' rules, which give
@@ -133,6 +134,43 @@ Tensor Tensor::repeat(const Shape& repeats, SourceLoc loc) const {
     result.push_back(repeats[d] * x.size(static_cast<int64_t>(2 * d + 1)));
   }
   return x.expand(expanded).reshape(result);
+}
+
+// ---- activations (torch.nn.functional) ----
+namespace {
+void check_float_activation(const Tensor& x, const char* op) {
+  KILN_CHECK(is_floating_point(x.dtype()), op, "not implemented for ", scalar_type_name(x.dtype()),
+             ": expected a floating point tensor (shape ", x.sizes(), ")");
+}
+Tensor scalar_like(const Tensor& x, Scalar v) {
+  return full({}, v, TensorOptions(wrapped_scalar_dtype(v)).device(x.device())).to(x.dtype());
+}
+}  // namespace
+
+// x / (1 + exp(-x)), PyTorch's formula (not x * sigmoid(x)).
+Tensor silu(const Tensor& x, SourceLoc loc) {
+  const LocScope at(loc);
+  check_float_activation(x, "silu");
+  return x / ((-x).exp() + 1);
+}
+// x > 0 ? x : x * slope; the gradient at 0 is the slope, as PyTorch's.
+Tensor leaky_relu(const Tensor& x, double negative_slope, SourceLoc loc) {
+  const LocScope at(loc);
+  check_float_activation(x, "leaky_relu");
+  return where(x > 0, x, x * negative_slope);
+}
+// Clamped to [min, max] in x's dtype; unlike clamp, whose gradient passes
+// at the bounds, hardtanh's is zero there (PyTorch's hardtanh_backward).
+Tensor hardtanh(const Tensor& x, Scalar min_val, Scalar max_val, SourceLoc loc) {
+  const LocScope at(loc);
+  KILN_CHECK(x.dtype() != DType::Bool, "hardtanh", "not implemented for Bool (shape ", x.sizes(), ")");
+  KILN_CHECK(min_val.to_double() <= max_val.to_double(), "hardtanh", "min_val (", min_val.to_double(),
+             ") cannot be greater than max_val (", max_val.to_double(), ")");
+  return where(x <= min_val, scalar_like(x, min_val), where(x >= max_val, scalar_like(x, max_val), x));
+}
+Tensor relu6(const Tensor& x, SourceLoc loc) {
+  const LocScope at(loc);
+  return hardtanh(x, 0, 6);
 }
 
 // ---- functional forms ----

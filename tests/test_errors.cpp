@@ -519,3 +519,10 @@ TEST_CASE("errors: masked_fill, lerp, outer, tril / triu, repeat") {
             "(repeats [2], shape [2, 3])");
   CHECK_HAS(KILN_ERROR_OF(x.repeat({2, -1})), "[repeat]", "repeats must be non-negative, got -1 (repeats [2, -1])");
 }
+
+TEST_CASE("errors: activations") {
+  CHECK_HAS(KILN_ERROR_OF(silu(arange(3))), "[silu]", "not implemented for Long", "(shape [3])");
+  CHECK_HAS(KILN_ERROR_OF(leaky_relu(arange(3))), "[leaky_relu]", "not implemented for Long", "(shape [3])");
+  CHECK_HAS(KILN_ERROR_OF(hardtanh(ones({2}), 1, -1)), "[hardtanh]", "min_val (1) cannot be greater than max_val (-1)");
+  CHECK_HAS(KILN_ERROR_OF(relu6(ones({2}, kBool))), "[hardtanh]", "not implemented for Bool");
+}

@@ -113,6 +113,7 @@ TEST_CASE("jit fusion: chains of reductions over the same rows are one kernel") 
   CHECK(kernels(x.tril(1) * 2) == 1);
   CHECK(kernels(x.masked_fill(x > 0, 0.0).softmax(1)) == 1);
   CHECK(kernels(x.lerp(x * x, 0.25).sum(1)) == 1);
+  CHECK(kernels(silu(x) + leaky_relu(x) + hardtanh(x)) == 1);
   CHECK(kernels(x - x.mean(1, true)) == 1);
   CHECK(kernels(x.var(Shape{1})) == 1);
   CHECK(kernels(x.std()) == 1);

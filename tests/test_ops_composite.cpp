@@ -103,3 +103,32 @@ TEST_CASE("ops: repeat tiles along each dim, leading repeats add dims") {
   (rg.repeat({3, 2}) * arange(12.0).reshape({3, 4})).sum().backward();
   CHECK_T(rg.grad(), kFloat32, {2}, {30, 36}, 0);
 }
+
+TEST_CASE("ops: silu, leaky_relu, hardtanh, relu6 and their gradients") {
+  const double inf = kiln_test::kInf, nan = kiln_test::kNaN;
+  const Tensor x = mk({-3, -1, -0.5, 0, 0.25, 1, 3, 7, nan, -inf, inf}, {11}, kFloat32);
+  CHECK_T(silu(x), kFloat32, {11}, {-0.14227761328220367, -0.2689414322376251, -0.1887703388929367, 0.0, 0.140544131398201, 0.7310585975646973, 2.857722520828247, 6.993622779846191, nan, nan, inf});
+  CHECK_T(leaky_relu(x), kFloat32, {11}, {-0.029999999329447746, -0.009999999776482582, -0.004999999888241291, 0.0, 0.25, 1.0, 3.0, 7.0, nan, -inf, inf}, 0);
+  CHECK_T(leaky_relu(x, 0.2), kFloat32, {11}, {-0.6000000238418579, -0.20000000298023224, -0.10000000149011612, 0.0, 0.25, 1.0, 3.0, 7.0, nan, -inf, inf}, 0);
+  CHECK_T(hardtanh(x), kFloat32, {11}, {-1, -1, -0.5, 0, 0.25, 1, 1, 1, nan, -1, 1}, 0);
+  CHECK_T(hardtanh(x, -2.0, 2.0), kFloat32, {11}, {-2, -1, -0.5, 0, 0.25, 1, 2, 2, nan, -2, 2}, 0);
+  CHECK_T(relu6(x), kFloat32, {11}, {0, 0, 0, 0, 0.25, 1, 3, 6, nan, 0, 6}, 0);
+  // integers keep their dtype
+  const Tensor xi = mki({-3, 0, 2, 9}, {4}, kInt64);
+  CHECK_T(relu6(xi), kInt64, {4}, {0, 0, 2, 6});
+  CHECK_T(hardtanh(xi), kInt64, {4}, {-1, 0, 1, 1});
+  // gradients; hardtanh's and relu6's are zero at the bounds, leaky_relu's is the slope at 0
+  const std::vector<double> g8 = {-3, -1, -0.5, 0, 0.25, 1, 3, 7};
+  Tensor g = mk(g8, {8}, kFloat32).requires_grad_();
+  silu(g).sum().backward();
+  CHECK_T(g.grad(), kFloat32, {8}, {-0.08810410648584366, 0.07232948392629623, 0.260038822889328, 0.5, 0.623710036277771, 0.9276705384254456, 1.0881041288375854, 1.0054601430892944});
+  g = mk(g8, {8}, kFloat32).requires_grad_();
+  leaky_relu(g, 0.2).sum().backward();
+  CHECK_T(g.grad(), kFloat32, {8}, {0.2, 0.2, 0.2, 0.2, 1, 1, 1, 1});
+  g = mk(g8, {8}, kFloat32).requires_grad_();
+  hardtanh(g).sum().backward();
+  CHECK_T(g.grad(), kFloat32, {8}, {0, 0, 1, 1, 1, 0, 0, 0}, 0);
+  Tensor g2 = mk({-1, 1, 6, 0}, {4}, kFloat32).requires_grad_();
+  relu6(g2).sum().backward();
+  CHECK_T(g2.grad(), kFloat32, {4}, {0, 1, 0, 0}, 0);
+}

@@ -105,6 +105,11 @@ Tensor lerp(const Tensor& start, const Tensor& end, const Tensor& weight, KILN_L
 Tensor outer(const Tensor& a, const Tensor& b, KILN_LOC);
 Tensor tril(const Tensor& t, int64_t diagonal = 0, KILN_LOC);
 Tensor triu(const Tensor& t, int64_t diagonal = 0, KILN_LOC);
+// Activations of torch.nn.functional, compositions that fuse (core/composite.cpp).
+Tensor silu(const Tensor& x, KILN_LOC);
+Tensor leaky_relu(const Tensor& x, double negative_slope = 0.01, KILN_LOC);
+Tensor hardtanh(const Tensor& x, Scalar min_val = -1, Scalar max_val = 1, KILN_LOC);
+Tensor relu6(const Tensor& x, KILN_LOC);
 Tensor matmul(const Tensor& a, const Tensor& b, KILN_LOC);
 Tensor mm(const Tensor& a, const Tensor& b, KILN_LOC);
 Tensor maximum(const Tensor& a, const Tensor& b, KILN_LOC);
