@@ -1,5 +1,5 @@
 // PyTorch ops that are compositions of kiln's own: masked_fill, lerp,
-// outer, tril / triu, repeat, and the activations silu, leaky_relu,
+// outer, tril / triu, repeat, addcmul / addcdiv, and the activations silu, leaky_relu,
 // hardtanh and relu6. Built from where, arange comparisons,
 // broadcasting views and arithmetic, they fuse into the kernels around them
 // (x.tril() is one kernel: the mask is computed from the loop indices) and
@@ -80,6 +80,30 @@ Tensor Tensor::lerp(const Tensor& end, const Tensor& weight, SourceLoc loc) cons
   check_lerp(*this, end, &weight);
   const Tensor d = end - *this;
   return where(weight.abs() < 0.5, *this + weight * d, end - d * (1 - weight));
+}
+
+// ---- addcmul / addcdiv: self + value * t1 * t2, self + value * t1 / t2 ----
+// PyTorch's order: (value * t1) * t2 and (value * t1) / t2, then the add.
+// As PyTorch, addcdiv refuses integer tensors (its old integer division is
+// gone) and addcmul a floating value with integer tensors.
+Tensor Tensor::addcmul(const Tensor& tensor1, const Tensor& tensor2, Scalar value, SourceLoc loc) const {
+  const LocScope at(loc);
+  check_same_device("addcmul", {this, &tensor1, &tensor2});
+  (void)broadcast_shapes(broadcast_shapes(sizes(), tensor1.sizes(), "addcmul"), tensor2.sizes(), "addcmul");
+  const bool any_float = is_floating_point() || tensor1.is_floating_point() || tensor2.is_floating_point();
+  KILN_CHECK(any_float || !value.is_floating_point(), "addcmul",
+             "for integral input tensors, argument value must not be a floating point number (value ",
+             value.to_double(), ")");
+  return *this + (tensor1 * value) * tensor2;
+}
+Tensor Tensor::addcdiv(const Tensor& tensor1, const Tensor& tensor2, Scalar value, SourceLoc loc) const {
+  const LocScope at(loc);
+  check_same_device("addcdiv", {this, &tensor1, &tensor2});
+  (void)broadcast_shapes(broadcast_shapes(sizes(), tensor1.sizes(), "addcdiv"), tensor2.sizes(), "addcdiv");
+  KILN_CHECK(tensor1.is_floating_point() || tensor2.is_floating_point(), "addcdiv",
+             "integer division with addcdiv is no longer supported (tensor1 ", scalar_type_name(tensor1.dtype()),
+             ", tensor2 ", scalar_type_name(tensor2.dtype()), "); for the true quotient write self + value * tensor1 / tensor2");
+  return *this + (tensor1 * value) / tensor2;
 }
 
 // ---- outer: a[:, None] * b[None, :] of two vectors ----
@@ -184,6 +208,12 @@ Tensor lerp(const Tensor& start, const Tensor& end, const Tensor& weight, Source
   return start.lerp(end, weight, loc);
 }
 Tensor outer(const Tensor& a, const Tensor& b, SourceLoc loc) { return a.outer(b, loc); }
+Tensor addcmul(const Tensor& t, const Tensor& tensor1, const Tensor& tensor2, Scalar value, SourceLoc loc) {
+  return t.addcmul(tensor1, tensor2, value, loc);
+}
+Tensor addcdiv(const Tensor& t, const Tensor& tensor1, const Tensor& tensor2, Scalar value, SourceLoc loc) {
+  return t.addcdiv(tensor1, tensor2, value, loc);
+}
 Tensor tril(const Tensor& t, int64_t diagonal, SourceLoc loc) { return t.tril(diagonal, loc); }
 Tensor triu(const Tensor& t, int64_t diagonal, SourceLoc loc) { return t.triu(diagonal, loc); }
 

@@ -146,6 +146,33 @@ Tensor& Tensor::masked_fill_(const Tensor& mask, const Tensor& value, SourceLoc 
   check_defined(*this, "masked_fill_");
   return assign_result(*this, masked_fill(mask, value), "masked_fill_");
 }
+Tensor& Tensor::addcmul_(const Tensor& tensor1, const Tensor& tensor2, Scalar value, SourceLoc loc) {
+  const LocScope at(loc);
+  check_defined(*this, "addcmul_");
+  check_no_partial_overlap(*this, tensor1, "addcmul_");
+  check_no_partial_overlap(*this, tensor2, "addcmul_");
+  return assign_result(*this, addcmul(tensor1, tensor2, value), "addcmul_");
+}
+Tensor& Tensor::addcdiv_(const Tensor& tensor1, const Tensor& tensor2, Scalar value, SourceLoc loc) {
+  const LocScope at(loc);
+  check_defined(*this, "addcdiv_");
+  check_no_partial_overlap(*this, tensor1, "addcdiv_");
+  check_no_partial_overlap(*this, tensor2, "addcdiv_");
+  return assign_result(*this, addcdiv(tensor1, tensor2, value), "addcdiv_");
+}
+Tensor& Tensor::lerp_(const Tensor& end, Scalar weight, SourceLoc loc) {
+  const LocScope at(loc);
+  check_defined(*this, "lerp_");
+  check_no_partial_overlap(*this, end, "lerp_");
+  return assign_result(*this, lerp(end, weight), "lerp_");
+}
+Tensor& Tensor::lerp_(const Tensor& end, const Tensor& weight, SourceLoc loc) {
+  const LocScope at(loc);
+  check_defined(*this, "lerp_");
+  check_no_partial_overlap(*this, end, "lerp_");
+  check_no_partial_overlap(*this, weight, "lerp_");
+  return assign_result(*this, lerp(end, weight), "lerp_");
+}
 Tensor& Tensor::tril_(int64_t diagonal, SourceLoc loc) {
   const LocScope at(loc);
   check_defined(*this, "tril_");

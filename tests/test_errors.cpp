@@ -526,3 +526,15 @@ TEST_CASE("errors: activations") {
   CHECK_HAS(KILN_ERROR_OF(hardtanh(ones({2}), 1, -1)), "[hardtanh]", "min_val (1) cannot be greater than max_val (-1)");
   CHECK_HAS(KILN_ERROR_OF(relu6(ones({2}, kBool))), "[hardtanh]", "not implemented for Bool");
 }
+
+TEST_CASE("errors: addcmul / addcdiv") {
+  const Tensor i = arange(2);
+  CHECK_HAS(KILN_ERROR_OF(addcdiv(i, i, i)), "[addcdiv]", "integer division with addcdiv is no longer supported",
+            "(tensor1 Long, tensor2 Long)", "self + value * tensor1 / tensor2");
+  CHECK_HAS(KILN_ERROR_OF(addcmul(i, i, i, 0.5)), "[addcmul]",
+            "for integral input tensors, argument value must not be a floating point number (value 0.5)");
+  CHECK_HAS(KILN_ERROR_OF(ones({2}).addcmul(ones({3}), ones({3}))), "[addcmul]", "(shapes [2] and [3])");
+  Tensor x = ones({2});
+  CHECK_HAS(KILN_ERROR_OF(x.addcmul_(ones({3, 2}), ones({2}))), "[addcmul_]",
+            "output with shape [2] doesn't match the broadcast shape [3, 2]");
+}

@@ -114,6 +114,7 @@ TEST_CASE("jit fusion: chains of reductions over the same rows are one kernel") 
   CHECK(kernels(x.masked_fill(x > 0, 0.0).softmax(1)) == 1);
   CHECK(kernels(x.lerp(x * x, 0.25).sum(1)) == 1);
   CHECK(kernels(silu(x) + leaky_relu(x) + hardtanh(x)) == 1);
+  CHECK(kernels(x.addcdiv(x * 0.9, (x * x).sqrt() + 1e-8, -0.01)) == 1);  // an Adam-like step
   CHECK(kernels(x - x.mean(1, true)) == 1);
   CHECK(kernels(x.var(Shape{1})) == 1);
   CHECK(kernels(x.std()) == 1);

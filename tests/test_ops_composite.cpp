@@ -132,3 +132,31 @@ TEST_CASE("ops: silu, leaky_relu, hardtanh, relu6 and their gradients") {
   relu6(g2).sum().backward();
   CHECK_T(g2.grad(), kFloat32, {4}, {0, 1, 0, 0}, 0);
 }
+
+TEST_CASE("ops: addcmul / addcdiv, in place too, and lerp_") {
+  const Tensor s = mk({1, -2, 0.5, 3}, {4}, kFloat32), a = mk({0.1, 3, -1, 7}, {4}, kFloat32),
+               b = mk({3, 0.3, 2, -0.7}, {4}, kFloat32);
+  CHECK_T(addcmul(s, a, b), kFloat32, {4}, {1.2999999523162842, -1.0999999046325684, -1.5, -1.8999998569488525});
+  CHECK_T(s.addcmul(a, b, 0.25), kFloat32, {4}, {1.0750000476837158, -1.774999976158142, 0.0, 1.774999976158142});
+  CHECK_T(addcdiv(s, a, b), kFloat32, {4}, {1.0333333015441895, 8.0, 0.0, -7.0});
+  CHECK_T(s.addcdiv(a, b, -0.5), kFloat32, {4}, {0.9833333492279053, -7.0, 0.75, 8.0});
+  CHECK(s.addcmul(a.reshape({4, 1}), b, 2).sizes() == Shape{4, 4});
+  CHECK_T(addcmul(mki({1, 2}, {2}, kInt64), mki({3, 4}, {2}, kInt64), mki({5, 6}, {2}, kInt64), 2), kInt64, {2}, {31, 50});
+  // gradients: 1, value * t2 (/ t2), value * t1 (- value * t1 / t2^2)
+  Tensor sg = s.clone().requires_grad_(), ag = a.clone().requires_grad_(), bg = b.clone().requires_grad_();
+  (sg.addcdiv(ag, bg, 0.5) * arange(1.0, 5.0)).sum().backward();
+  CHECK_T(sg.grad(), kFloat32, {4}, {1, 2, 3, 4}, 0);
+  CHECK_T(ag.grad(), kFloat32, {4}, {0.1666666716337204, 3.3333332538604736, 0.75, -2.857142925262451});
+  CHECK_T(bg.grad(), kFloat32, {4}, {-0.0055555556900799274, -33.33333206176758, 0.375, -28.571430206298828});
+  sg = s.clone().requires_grad_(), ag = a.clone().requires_grad_(), bg = b.clone().requires_grad_();
+  (sg.addcmul(ag, bg, 0.5) * arange(1.0, 5.0)).sum().backward();
+  CHECK_T(ag.grad(), kFloat32, {4}, {1.5, 0.30000001192092896, 3.0, -1.399999976158142});
+  CHECK_T(bg.grad(), kFloat32, {4}, {0.05000000074505806, 3.0, -1.5, 14.0});
+  // in place, as an optimizer writes its moments
+  Tensor m = s.clone();
+  m.addcmul_(a, a, 0.5).addcdiv_(a, b);
+  CHECK_T(m, kFloat32, {4}, s.addcmul(a, a, 0.5).addcdiv(a, b).to_vector<double>(), 0);
+  Tensor e = mk({0, 1, 2, 4}, {4}, kFloat32);
+  e.lerp_(full({4}, 10.0), 0.1);
+  CHECK_T(e, kFloat32, {4}, {1.0, 1.899999976158142, 2.799999952316284, 4.599999904632568});
+}

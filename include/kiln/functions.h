@@ -103,6 +103,8 @@ Tensor masked_fill(const Tensor& t, const Tensor& mask, Scalar value, KILN_LOC);
 Tensor lerp(const Tensor& start, const Tensor& end, Scalar weight, KILN_LOC);
 Tensor lerp(const Tensor& start, const Tensor& end, const Tensor& weight, KILN_LOC);
 Tensor outer(const Tensor& a, const Tensor& b, KILN_LOC);
+Tensor addcmul(const Tensor& t, const Tensor& tensor1, const Tensor& tensor2, Scalar value = 1, KILN_LOC);
+Tensor addcdiv(const Tensor& t, const Tensor& tensor1, const Tensor& tensor2, Scalar value = 1, KILN_LOC);
 Tensor tril(const Tensor& t, int64_t diagonal = 0, KILN_LOC);
 Tensor triu(const Tensor& t, int64_t diagonal = 0, KILN_LOC);
 // Activations of torch.nn.functional, compositions that fuse (core/composite.cpp).

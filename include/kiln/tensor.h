@@ -186,6 +186,9 @@ class Tensor {
   Tensor lerp(const Tensor& end, Scalar weight, KILN_LOC) const;
   Tensor lerp(const Tensor& end, const Tensor& weight, KILN_LOC) const;
   Tensor outer(const Tensor& vec2, KILN_LOC) const;  // two 1-D tensors
+  // self + value * tensor1 * tensor2, self + value * tensor1 / tensor2.
+  Tensor addcmul(const Tensor& tensor1, const Tensor& tensor2, Scalar value = 1, KILN_LOC) const;
+  Tensor addcdiv(const Tensor& tensor1, const Tensor& tensor2, Scalar value = 1, KILN_LOC) const;
   // Zero above (tril) / below (triu) a diagonal of the last two dims.
   Tensor tril(int64_t diagonal = 0, KILN_LOC) const;
   Tensor triu(int64_t diagonal = 0, KILN_LOC) const;
@@ -208,6 +211,10 @@ class Tensor {
   Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt, KILN_LOC);
   Tensor& masked_fill_(const Tensor& mask, Scalar value, KILN_LOC);
   Tensor& masked_fill_(const Tensor& mask, const Tensor& value, KILN_LOC);
+  Tensor& addcmul_(const Tensor& tensor1, const Tensor& tensor2, Scalar value = 1, KILN_LOC);
+  Tensor& addcdiv_(const Tensor& tensor1, const Tensor& tensor2, Scalar value = 1, KILN_LOC);
+  Tensor& lerp_(const Tensor& end, Scalar weight, KILN_LOC);
+  Tensor& lerp_(const Tensor& end, const Tensor& weight, KILN_LOC);
   Tensor& tril_(int64_t diagonal = 0, KILN_LOC);
   Tensor& triu_(int64_t diagonal = 0, KILN_LOC);
   Tensor& operator+=(Located o) { return add_(o.tensor, 1, o.loc); }
