@@ -10,6 +10,7 @@
 
 #include "core/ops_common.h"
 #include "core/provenance.h"
+#include "core/tensor_impl.h"
 #include "kiln/functions.h"
 
 namespace kiln {
@@ -141,6 +142,9 @@ Tensor Tensor::triu(int64_t diagonal, SourceLoc loc) const {
 // Leading repeats add dims, as PyTorch. A view [1, s0, 1, s1, ...] expanded
 // to [r0, s0, r1, s1, ...] and reshaped to [r0 s0, r1 s1, ...]: the copy is
 // that reshape's, and the gradient sums over the copies (expand's rule).
+// Where reshape can return a view (every repeat 1, or tiles of a single
+// element: stride 0) the result is copied all the same: repeat's result is
+// a new row-major tensor, as PyTorch's, never an alias of self.
 Tensor Tensor::repeat(const Shape& repeats, SourceLoc loc) const {
   const LocScope at(loc);
   KILN_CHECK(repeats.size() >= static_cast<size_t>(dim()), "repeat",
@@ -157,7 +161,9 @@ Tensor Tensor::repeat(const Shape& repeats, SourceLoc loc) const {
     expanded.push_back(x.size(static_cast<int64_t>(2 * d + 1)));
     result.push_back(repeats[d] * x.size(static_cast<int64_t>(2 * d + 1)));
   }
-  return x.expand(expanded).reshape(result);
+  Tensor out = x.expand(expanded).reshape(result);
+  if (out.impl()->storage == impl()->storage) out = out.clone().contiguous();
+  return out;
 }
 
 // ---- activations (torch.nn.functional) ----

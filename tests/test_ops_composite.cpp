@@ -98,6 +98,16 @@ TEST_CASE("ops: repeat tiles along each dim, leading repeats add dims") {
   CHECK(r.repeat({2, 1, 2}).sizes() == Shape{2, 2, 6});
   CHECK(r.repeat({1, 0}).sizes() == Shape{2, 0});
   CHECK_T(r.t().repeat({1, 2}), kInt64, {3, 4}, {1, 4, 1, 4, 2, 5, 2, 5, 3, 6, 3, 6});
+  // always a new row-major tensor, even where a view would do
+  Tensor one = mki({7}, {1}, kInt64), same = r.t();
+  Tensor tiles = one.repeat({3}), copy = same.repeat({1, 1});
+  CHECK(copy.is_contiguous());
+  tiles[1].fill_(0);
+  copy[0][0].fill_(-1);
+  CHECK_T(tiles, kInt64, {3}, {7, 0, 7});
+  CHECK_T(one, kInt64, {1}, {7});
+  CHECK_T(copy, kInt64, {3, 2}, {-1, 4, 2, 5, 3, 6});
+  CHECK_T(r, kInt64, {2, 3}, {1, 2, 3, 4, 5, 6});
   // the gradient sums over the copies
   Tensor rg = mk({1, 2}, {2}, kFloat32).requires_grad_();
   (rg.repeat({3, 2}) * arange(12.0).reshape({3, 4})).sum().backward();
