@@ -3,6 +3,7 @@
 // fixed handful of kernels, compiled in the first epoch only.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <vector>
 
 #include "kiln/kiln.h"
@@ -100,4 +101,42 @@ TEST_CASE("training: one epoch is a fixed handful of kernels, compiled in epoch 
     CHECK(per_epoch[e].schedules_reused == 1);
     CHECK(per_epoch[e].kernels_launched + per_epoch[e].library_calls == kernels);
   }
+}
+
+// Adam written with kiln's in-place ops, as torch.optim.Adam (1.13's
+// single-tensor step) does it: the moments through mul_ / add_ / addcmul_,
+// the update through addcdiv_; six steps against PyTorch's losses and
+// parameters (tolerance 1e-5: sums in double, PyTorch's fused multiply-adds).
+TEST_CASE("training: Adam with addcmul_ / addcdiv_ follows torch.optim.Adam") {
+  const Tensor x = (arange(24.0).reshape({8, 3}) * 0.37).sin();
+  const Tensor y = (arange(8.0).reshape({8, 1}) * 0.5).cos();
+  Tensor w = tensor({{0.5f}, {-0.25f}, {1.0f}}, requires_grad());
+  Tensor b = tensor({0.1f}, requires_grad());
+  const double lr = 0.1, beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  std::vector<Tensor> params{w, b}, m{zeros_like(w), zeros_like(b)}, v{zeros_like(w), zeros_like(b)};
+  std::vector<double> losses;
+  for (int t = 1; t <= 6; ++t) {
+    Tensor loss = (x.matmul(w) + b - y).pow(2).mean();
+    losses.push_back(loss.item<float>());
+    loss.backward();
+    NoGradGuard no_grad;
+    const double bc1 = 1 - std::pow(beta1, t), bc2 = 1 - std::pow(beta2, t);
+    for (size_t i = 0; i < params.size(); ++i) {
+      Tensor& p = params[i];
+      const Tensor g = p.grad();
+      m[i].mul_(beta1).add_(g, 1 - beta1);
+      v[i].mul_(beta2).addcmul_(g, g, 1 - beta2);
+      const Tensor denom = (v[i].sqrt() / std::sqrt(bc2)).add_(eps);
+      p.addcdiv_(m[i], denom, -lr / bc1);
+      p.mutable_grad().zero_();
+    }
+  }
+  const std::vector<double> want{1.245104193687439, 0.9079706072807312, 0.7039241790771484,
+                                 0.6228942275047302, 0.6346151232719421, 0.6883082985877991};
+  for (size_t i = 0; i < want.size(); ++i) CHECK(losses[i] == doctest::Approx(want[i]).epsilon(1e-5));
+  const std::vector<float> wv = w.to_vector<float>();
+  CHECK(wv[0] == doctest::Approx(0.07819872349500656).epsilon(1e-5));
+  CHECK(wv[1] == doctest::Approx(-0.7183496952056885).epsilon(1e-5));
+  CHECK(wv[2] == doctest::Approx(0.5018271803855896).epsilon(1e-5));
+  CHECK(b.item<float>() == doctest::Approx(-0.3131946325302124).epsilon(1e-5));
 }
