@@ -17,6 +17,11 @@ namespace kiln {
 
 namespace {
 
+// A 0-dim tensor of v in x's dtype and device (2.7 in int64 is 2).
+Tensor scalar_like(const Tensor& x, Scalar v) {
+  return full({}, v, TensorOptions(wrapped_scalar_dtype(v)).device(x.device())).to(x.dtype());
+}
+
 void check_mask(const Tensor& self, const Tensor& mask, const char* op) {
   check_same_device(op, {&self, &mask});
   // PyTorch 1.13 read a float mask as all false; later versions refuse it.
@@ -33,8 +38,7 @@ void check_mask(const Tensor& self, const Tensor& mask, const char* op) {
 Tensor Tensor::masked_fill(const Tensor& mask, Scalar value, SourceLoc loc) const {
   const LocScope at(loc);
   check_mask(*this, mask, "masked_fill");
-  return where(mask, full({}, value, TensorOptions(wrapped_scalar_dtype(value)).device(device())).to(dtype()),
-               *this);
+  return where(mask, scalar_like(*this, value), *this);
 }
 Tensor Tensor::masked_fill(const Tensor& mask, const Tensor& value, SourceLoc loc) const {
   const LocScope at(loc);
@@ -171,9 +175,6 @@ namespace {
 void check_float_activation(const Tensor& x, const char* op) {
   KILN_CHECK(is_floating_point(x.dtype()), op, "not implemented for ", scalar_type_name(x.dtype()),
              ": expected a floating point tensor (shape ", x.sizes(), ")");
-}
-Tensor scalar_like(const Tensor& x, Scalar v) {
-  return full({}, v, TensorOptions(wrapped_scalar_dtype(v)).device(x.device())).to(x.dtype());
 }
 }  // namespace
 

@@ -62,6 +62,23 @@ void check_values(const Tensor& t, double tol = 1e-5, bool exact = true) {
   }
 }
 
+// The tensors graph() builds from random numbers, evaluated by the JIT and
+// by the reference evaluator from the same seed: equal bit for bit.
+void check_random_graph(uint64_t seed, const std::function<std::vector<Tensor>()>& graph) {
+  manual_seed(seed);
+  std::vector<std::vector<double>> got;
+  for (Tensor& t : graph()) got.push_back(t.to_vector<double>());
+  const Evaluator was = evaluator();
+  set_evaluator(Evaluator::Reference);
+  manual_seed(seed);
+  std::vector<Tensor> want = graph();
+  for (size_t i = 0; i < want.size(); ++i) {
+    CAPTURE(i);
+    CHECK(want[i].to_vector<double>() == got[i]);
+  }
+  set_evaluator(was);
+}
+
 // reduce(v) against reduce of v evaluated into contiguous memory first (so
 // no view is left for the reduction to rewrite): equal, or within float32
 // rounding of another summation order (rel 1e-5) where not `exact`.
@@ -470,21 +487,12 @@ TEST_CASE("jit: random values in rows narrower than a vector equal the reference
   x.eval();
   for (int64_t w : {1, 5, 13}) {
     CAPTURE(w);
-    auto graph = [&] {
+    check_random_graph(23, [&] {
       Tensor s = x.slice(1, 0, w);
       return std::vector<Tensor>{s + rand({37, w}), s * randn({37, w}, kFloat64),
                                  (rand({37, w}, kFloat16) > 0.5).to(kFloat32) * s,
                                  randint(-3, 9, {37, w}) + s.to(kInt64)};
-    };
-    manual_seed(23);
-    std::vector<std::vector<double>> got;
-    for (Tensor& t : graph()) got.push_back(t.to_vector<double>());
-    const Evaluator was = evaluator();
-    set_evaluator(Evaluator::Reference);
-    manual_seed(23);
-    std::vector<Tensor> want = graph();
-    for (size_t i = 0; i < want.size(); ++i) CHECK(want[i].to_vector<double>() == got[i]);
-    set_evaluator(was);
+    });
   }
 }
 
@@ -495,23 +503,11 @@ TEST_CASE("jit: random values drawn by scalar code equal the reference") {
   // (a loop that accumulates keeps a scalar remainder).
   Tensor x = data({37, 26});
   x.eval();
-  auto graph = [&] {
+  check_random_graph(31, [&] {
     Tensor strided = x.slice(1, 0, 26, 2);  // [37, 13], stride 2
     return std::vector<Tensor>{strided + rand({37, 13}), strided * randn({37, 13}, kFloat64),
                                (x + rand({37, 26})).sum(1), randn({37, 13}).sum(1, true) * strided};
-  };
-  manual_seed(31);
-  std::vector<std::vector<double>> got;
-  for (Tensor& t : graph()) got.push_back(t.to_vector<double>());
-  const Evaluator was = evaluator();
-  set_evaluator(Evaluator::Reference);
-  manual_seed(31);
-  std::vector<Tensor> want = graph();
-  for (size_t i = 0; i < want.size(); ++i) {
-    CAPTURE(i);
-    CHECK(want[i].to_vector<double>() == got[i]);
-  }
-  set_evaluator(was);
+  });
 }
 
 TEST_CASE("jit fusion: a full reduction of a large tensor runs in two stages over fixed blocks") {
