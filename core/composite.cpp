@@ -17,8 +17,11 @@ namespace kiln {
 
 namespace {
 
-// A 0-dim tensor of v in x's dtype and device (2.7 in int64 is 2).
-Tensor scalar_like(const Tensor& x, Scalar v) {
+// A 0-dim tensor of v in x's dtype and device (2.7 in int64 is 2); a value
+// the dtype cannot hold is refused, as PyTorch's checked conversion (300 in
+// uint8 is an error, not 44).
+Tensor scalar_like(const Tensor& x, Scalar v, const char* op) {
+  check_fill_value(v, x.dtype(), op);
   return full({}, v, TensorOptions(wrapped_scalar_dtype(v)).device(x.device())).to(x.dtype());
 }
 
@@ -38,7 +41,7 @@ void check_mask(const Tensor& self, const Tensor& mask, const char* op) {
 Tensor Tensor::masked_fill(const Tensor& mask, Scalar value, SourceLoc loc) const {
   const LocScope at(loc);
   check_mask(*this, mask, "masked_fill");
-  return where(mask, scalar_like(*this, value), *this);
+  return where(mask, scalar_like(*this, value, "masked_fill"), *this);
 }
 Tensor Tensor::masked_fill(const Tensor& mask, const Tensor& value, SourceLoc loc) const {
   const LocScope at(loc);
@@ -197,7 +200,7 @@ Tensor hardtanh(const Tensor& x, Scalar min_val, Scalar max_val, SourceLoc loc) 
   KILN_CHECK(x.dtype() != DType::Bool, "hardtanh", "not implemented for Bool (shape ", x.sizes(), ")");
   KILN_CHECK(min_val.to_double() <= max_val.to_double(), "hardtanh", "min_val (", min_val.to_double(),
              ") cannot be greater than max_val (", max_val.to_double(), ")");
-  return where(x <= min_val, scalar_like(x, min_val), where(x >= max_val, scalar_like(x, max_val), x));
+  return where(x <= min_val, scalar_like(x, min_val, "hardtanh"), where(x >= max_val, scalar_like(x, max_val, "hardtanh"), x));
 }
 Tensor relu6(const Tensor& x, SourceLoc loc) {
   const LocScope at(loc);

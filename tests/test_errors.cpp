@@ -500,6 +500,11 @@ TEST_CASE("errors: masked_fill, lerp, outer, tril / triu, repeat") {
   CHECK_HAS(KILN_ERROR_OF(x.masked_fill(ones({3}, kBool), ones({2}))), "[masked_fill]",
             "only supports a 0-dimensional value tensor, but got tensor with 1 dimension(s) (shape [2])");
   CHECK_HAS(KILN_ERROR_OF(x.masked_fill(ones({4}, kBool), 1.0)), "[where]", "[2, 3]", "[4]");
+  // a value the dtype cannot hold, as PyTorch's checked conversion
+  CHECK_HAS(KILN_ERROR_OF(arange(3, kUInt8).masked_fill(ones({3}, kBool), 300)), "[masked_fill]",
+            "value cannot be converted to type uint8_t without overflow");
+  CHECK_HAS(KILN_ERROR_OF(ones({2}, kFloat16).masked_fill(ones({2}, kBool), 1e6)), "[masked_fill]",
+            "value cannot be converted to type at::Half without overflow");
   // in place, the mask may not grow self
   Tensor y = ones({3});
   CHECK_HAS(KILN_ERROR_OF(y.masked_fill_(ones({2, 3}, kBool), 1.0)), "[masked_fill_]",
@@ -525,6 +530,8 @@ TEST_CASE("errors: activations") {
   CHECK_HAS(KILN_ERROR_OF(leaky_relu(arange(3))), "[leaky_relu]", "not implemented for Long", "(shape [3])");
   CHECK_HAS(KILN_ERROR_OF(hardtanh(ones({2}), 1, -1)), "[hardtanh]", "min_val (1) cannot be greater than max_val (-1)");
   CHECK_HAS(KILN_ERROR_OF(relu6(ones({2}, kBool))), "[hardtanh]", "not implemented for Bool");
+  CHECK_HAS(KILN_ERROR_OF(hardtanh(arange(3, kUInt8), 0, 300)), "[hardtanh]",
+            "value cannot be converted to type uint8_t without overflow");
 }
 
 TEST_CASE("errors: addcmul / addcdiv") {
