@@ -1,12 +1,14 @@
 // PyTorch ops that are compositions of kiln's own: masked_fill, lerp,
 // outer, tril / triu, repeat, addcmul / addcdiv, and the activations silu, leaky_relu,
-// hardtanh and relu6. Built from where, arange comparisons,
+// hardtanh, relu6, gelu, softplus, elu / selu / celu, mish, hardsigmoid and
+// hardswish. Built from where, arange comparisons,
 // broadcasting views and arithmetic, they fuse into the kernels around them
 // (x.tril() is one kernel: the mask is computed from the loop indices) and
 // autograd differentiates them through those ops' rules, which give
 // PyTorch's gradients. Values, dtypes and errors follow PyTorch 1.13
 // (tests/test_ops_composite.cpp holds its numbers).
 #include <cmath>
+#include <string>
 
 #include "core/ops_common.h"
 #include "core/provenance.h"
@@ -205,6 +207,67 @@ Tensor hardtanh(const Tensor& x, Scalar min_val, Scalar max_val, SourceLoc loc) 
 Tensor relu6(const Tensor& x, SourceLoc loc) {
   const LocScope at(loc);
   return hardtanh(x, 0, 6);
+}
+// PyTorch's formulas: x / 2 (1 + erf(x / sqrt 2)), or with "tanh"
+// x / 2 (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))).
+Tensor gelu(const Tensor& x, const char* approximate, SourceLoc loc) {
+  const LocScope at(loc);
+  const std::string mode = approximate ? approximate : "";
+  KILN_CHECK(mode == "none" || mode == "tanh", "gelu", "approximate argument must be either none or tanh, not '",
+             mode, "'");
+  check_float_activation(x, "gelu");
+  if (mode == "none") return x * 0.5 * ((x * M_SQRT1_2).erf() + 1);
+  const double beta = M_SQRT2 * M_2_SQRTPI * 0.5;
+  Tensor inner = (x + x * x * x * 0.044715) * beta;
+  return x * 0.5 * (inner.tanh() + 1);
+}
+// x beta > threshold ? x : log1p(exp(x beta)) / beta: linear where exp
+// would overflow, as PyTorch's.
+Tensor softplus(const Tensor& x, double beta, double threshold, SourceLoc loc) {
+  const LocScope at(loc);
+  check_float_activation(x, "softplus");
+  Tensor xb = x * beta;
+  return where(xb > threshold, x, xb.exp().log1p() / beta);
+}
+namespace {
+// x > 0 ? x * scale : alpha * scale * expm1(x * input_scale), PyTorch's elu kernel.
+Tensor elu_like(const Tensor& x, double alpha, double scale, double input_scale, const char* op) {
+  check_float_activation(x, op);
+  Tensor neg = (x * input_scale).expm1() * (alpha * scale);
+  return where(x > 0, scale == 1.0 ? x : x * scale, neg);
+}
+}  // namespace
+Tensor elu(const Tensor& x, double alpha, SourceLoc loc) {
+  const LocScope at(loc);
+  return elu_like(x, alpha, 1.0, 1.0, "elu");
+}
+Tensor selu(const Tensor& x, SourceLoc loc) {
+  const LocScope at(loc);
+  return elu_like(x, 1.6732632423543772848170429916717, 1.0507009873554804934193349852946, 1.0, "selu");
+}
+Tensor celu(const Tensor& x, double alpha, SourceLoc loc) {
+  const LocScope at(loc);
+  KILN_CHECK(alpha != 0.0, "celu", "ZeroDivisionError: alpha cannot be 0 for CELU (input ", x.sizes(), ")");
+  return elu_like(x, alpha, 1.0, 1.0 / alpha, "celu");
+}
+// x tanh(softplus(x)).
+Tensor mish(const Tensor& x, SourceLoc loc) {
+  const LocScope at(loc);
+  check_float_activation(x, "mish");
+  return x * softplus(x).tanh();
+}
+// relu6(x + 3) / 6: zero gradient outside (-3, 3), as PyTorch's.
+Tensor hardsigmoid(const Tensor& x, SourceLoc loc) {
+  const LocScope at(loc);
+  check_float_activation(x, "hardsigmoid");
+  return hardtanh(x + 3, 0, 6) / 6;
+}
+// x relu6(x + 3) / 6, written piecewise so that the gradient is PyTorch's
+// at the joins too: 0 below -3, x / 3 + 1/2 on [-3, 3], 1 above.
+Tensor hardswish(const Tensor& x, SourceLoc loc) {
+  const LocScope at(loc);
+  check_float_activation(x, "hardswish");
+  return where(x < -3, x * 0, where(x <= 3, x * (x + 3) / 6, x));  // x * 0: -0 and NaN as PyTorch's
 }
 
 // ---- functional forms ----

@@ -135,6 +135,14 @@ void record_unary(Op op, const Tensor& out, const Tensor& in) {
     case Op::Tanh: kind = GradFn::TanhBackward0; save = kOutput; break;
     case Op::Sigmoid: kind = GradFn::SigmoidBackward0; save = kOutput; break;
     case Op::Relu: kind = GradFn::ReluBackward0; save = kOutput; break;
+    case Op::Log1p: kind = GradFn::Log1pBackward0; save = kInput; break;
+    case Op::Expm1: kind = GradFn::Expm1Backward0; save = kOutput; break;
+    case Op::Erf: kind = GradFn::ErfBackward0; save = kInput; break;
+    case Op::Floor: kind = GradFn::FloorBackward0; break;
+    case Op::Ceil: kind = GradFn::CeilBackward0; break;
+    case Op::Round: kind = GradFn::RoundBackward0; break;
+    case Op::Trunc: kind = GradFn::TruncBackward0; break;
+    case Op::Sign: kind = GradFn::SignBackward0; break;
     default: return;
   }
   autograd::FunctionPtr f = record(kind, out, {&in});
@@ -363,6 +371,71 @@ Tensor Tensor::tanh(SourceLoc loc) const {
 Tensor Tensor::sigmoid(SourceLoc loc) const {
   const LocScope at(loc);
   return unary_float(Op::Sigmoid, *this, "sigmoid");
+}
+Tensor Tensor::log1p(SourceLoc loc) const {
+  const LocScope at(loc);
+  return unary_float(Op::Log1p, *this, "log1p");
+}
+Tensor Tensor::expm1(SourceLoc loc) const {
+  const LocScope at(loc);
+  return unary_float(Op::Expm1, *this, "expm1");
+}
+Tensor Tensor::erf(SourceLoc loc) const {
+  const LocScope at(loc);
+  return unary_float(Op::Erf, *this, "erf");
+}
+
+namespace {
+// floor / ceil / round / trunc: an integer tensor comes back as a copy, as
+// PyTorch's (its values are whole already); bool has no kernel there either.
+Tensor rounding(Op op, const Tensor& t, const char* name) {
+  node_of(t, name);
+  KILN_CHECK(t.dtype() != DType::Bool, name, "\"", name, "\" not implemented for 'Bool' (shape ", t.sizes(), ")");
+  if (is_integral(t.dtype(), false)) return t.clone();
+  return unary_same(op, t, name);
+}
+}  // namespace
+
+Tensor Tensor::floor(SourceLoc loc) const {
+  const LocScope at(loc);
+  return rounding(Op::Floor, *this, "floor");
+}
+Tensor Tensor::ceil(SourceLoc loc) const {
+  const LocScope at(loc);
+  return rounding(Op::Ceil, *this, "ceil");
+}
+Tensor Tensor::trunc(SourceLoc loc) const {
+  const LocScope at(loc);
+  return rounding(Op::Trunc, *this, "trunc");
+}
+// Half to even; with decimals, PyTorch's round(x * 10^d) / 10^d (d > 0) or
+// round(x / 10^-d) * 10^-d (d < 0), with 10^|d| in x's dtype.
+Tensor Tensor::round(int64_t decimals, SourceLoc loc) const {
+  const LocScope at(loc);
+  if (decimals == 0) return rounding(Op::Round, *this, "round");
+  node_of(*this, "round");
+  KILN_CHECK(kiln::is_floating_point(dtype()), "round", "\"round\" with decimals=", decimals,
+             " not implemented for '", scalar_type_name(dtype()), "' (shape ", sizes(),
+             "): decimals needs a floating point tensor");
+  KILN_CHECK(decimals >= -308 && decimals <= 308, "round", "decimals=", decimals, " is out of range [-308, 308]");
+  const Scalar ten_pow(std::pow(10.0, static_cast<double>(decimals > 0 ? decimals : -decimals)));
+  if (decimals > 0) return rounding(Op::Round, *this * ten_pow, "round") / ten_pow;
+  return rounding(Op::Round, *this / ten_pow, "round") * ten_pow;
+}
+// (0 < x) - (x < 0) in x's dtype (NaN gives 0); bool is its own sign.
+Tensor Tensor::sign(SourceLoc loc) const {
+  const LocScope at(loc);
+  node_of(*this, "sign");
+  if (dtype() == DType::Bool) return clone();
+  return unary_same(Op::Sign, *this, "sign");
+}
+// x - trunc(x), floating tensors only (PyTorch has no integer kernel).
+Tensor Tensor::frac(SourceLoc loc) const {
+  const LocScope at(loc);
+  node_of(*this, "frac");
+  KILN_CHECK(kiln::is_floating_point(dtype()), "frac", "\"frac\" not implemented for '", scalar_type_name(dtype()),
+             "' (shape ", sizes(), ")");
+  return *this - trunc();
 }
 // PyTorch's square is pow(x, 2) (a bool tensor squares to int64).
 Tensor Tensor::square(SourceLoc loc) const { return pow(Scalar(int64_t{2}), loc); }

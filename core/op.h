@@ -61,6 +61,14 @@ enum class OpClass : uint8_t {
   X(Tanh, Unary, 1)               \
   X(Sigmoid, Unary, 1)            \
   X(Relu, Unary, 1)               \
+  X(Floor, Unary, 1)              \
+  X(Ceil, Unary, 1)               \
+  X(Round, Unary, 1)              \
+  X(Trunc, Unary, 1)              \
+  X(Sign, Unary, 1)               \
+  X(Log1p, Unary, 1)              \
+  X(Expm1, Unary, 1)              \
+  X(Erf, Unary, 1)                \
   X(LogicalNot, Unary, 1)         \
   X(Add, Binary, 2)               \
   X(Sub, Binary, 2)               \
@@ -120,7 +128,7 @@ inline bool is_source(Op op) {
 // worth storing and reloading rather than computing twice in one kernel.
 inline bool is_transcendental(Op op) {
   return op == Op::Exp || op == Op::Log || op == Op::Sin || op == Op::Cos || op == Op::Tanh ||
-         op == Op::Sigmoid || op == Op::Pow;
+         op == Op::Sigmoid || op == Op::Pow || op == Op::Log1p || op == Op::Expm1 || op == Op::Erf;
 }
 // Comparisons produce bool from inputs of any dtype.
 inline bool is_comparison(Op op) {

@@ -282,6 +282,14 @@ class Interp {
         case VOp::Tanh: x = dbl ? std::tanh(a) : std::tanh(af); break;
         case VOp::Sigmoid: x = dbl ? 1.0 / (1.0 + std::exp(-a)) : 1.0f / (1.0f + std::exp(-af)); break;
         case VOp::Relu: x = std::isnan(a) ? a : (a > 0 ? a : 0.0); break;
+        case VOp::Log1p: x = dbl ? std::log1p(a) : std::log1p(af); break;
+        case VOp::Expm1: x = dbl ? std::expm1(a) : std::expm1(af); break;
+        case VOp::Erf: x = dbl ? std::erf(a) : std::erf(af); break;
+        case VOp::Floor: x = std::floor(a); break;
+        case VOp::Ceil: x = std::ceil(a); break;
+        case VOp::Round: x = std::nearbyint(a); break;
+        case VOp::Trunc: x = std::trunc(a); break;
+        case VOp::Sign: x = (0.0 < a) - (a < 0.0); break;
         default: KILN_INTERNAL_ASSERT(false, "interpreter: ", vop_name(v.op), " on ", dt);
       }
       r.f = F(x);
@@ -302,6 +310,7 @@ class Interp {
       case VOp::Neg: r.i = static_cast<int64_t>(0 - a); break;
       case VOp::Abs: r.i = sa < 0 ? static_cast<int64_t>(0 - a) : sa; break;
       case VOp::Relu: r.i = sa > 0 ? sa : 0; break;
+      case VOp::Sign: r.i = (0 < sa) - (sa < 0); break;
       default: KILN_INTERNAL_ASSERT(false, "interpreter: ", vop_name(v.op), " on ", dt);
     }
     return norm(dt, r);

@@ -38,9 +38,10 @@ namespace kiln::jit {
 // vectorization; 6: small code model, PIC; 7: kiln's own pass pipeline; 8: no
 // early machine LICM in row kernels with math, libm loops 4 wide; 9: normal
 // random numbers with kiln's own ln and cos; 10: float32 math calls kiln's
-// scalar twins outside vectorized loops), so objects
+// scalar twins outside vectorized loops; 11: VOps renumbered for expm1, log1p,
+// erf and the rounding ops), so objects
 // compiled by an older kiln are rebuilt, never loaded.
-inline constexpr uint32_t kDiskCacheVersion = 10;
+inline constexpr uint32_t kDiskCacheVersion = 11;
 inline constexpr size_t kDiskCacheHeaderSize = 32;
 
 // The compiled function for k: from memory, from disk, or compiled now

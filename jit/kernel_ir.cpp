@@ -25,6 +25,14 @@ const char* vop_name(VOp op) {
     case VOp::Neg: return "neg";
     case VOp::Abs: return "abs";
     case VOp::Exp: return "exp";
+    case VOp::Expm1: return "expm1";
+    case VOp::Log1p: return "log1p";
+    case VOp::Erf: return "erf";
+    case VOp::Floor: return "floor";
+    case VOp::Ceil: return "ceil";
+    case VOp::Round: return "round";
+    case VOp::Trunc: return "trunc";
+    case VOp::Sign: return "sign";
     case VOp::Log: return "log";
     case VOp::Sqrt: return "sqrt";
     case VOp::Rsqrt: return "rsqrt";

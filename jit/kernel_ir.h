@@ -33,7 +33,9 @@
 //     appear only on non-negative index values (C semantics); Pow on integers
 //     is repeated squaring with the reference's rule for negative exponents;
 //     Max/Min propagate NaN; Relu(x) = x > 0 ? x : 0 with NaN propagated;
-//     Sigmoid = 1 / (1 + exp(-x)); comparisons give Bool (false with NaN,
+//     Sigmoid = 1 / (1 + exp(-x)); Floor / Ceil / Round / Trunc and the
+//     transcendentals (Exp .. Sigmoid) take floating operands only;
+//     comparisons give Bool (false with NaN,
 //     except Ne). Cast converts with cast_value's rules.
 //   * Philox: element `args[0]` (Int64 counter index) of a random node whose
 //     seed and offset are params a and b (Int64 bit patterns of uint64):
@@ -73,7 +75,8 @@ enum class VOp : uint8_t {
   Load,       // a = buffer slot, args[0] = element index (Int64)
   // elementwise math; operand dtypes equal the result dtype unless stated
   Add, Sub, Mul, Div, Mod, Pow, Max, Min,
-  Neg, Abs, Exp, Log, Sqrt, Rsqrt, Sin, Cos, Tanh, Sigmoid, Relu,
+  Neg, Abs, Exp, Expm1, Log, Log1p, Sqrt, Rsqrt, Sin, Cos, Tanh, Erf, Sigmoid, Relu,
+  Floor, Ceil, Round, Trunc, Sign,  // Round: half to even; Sign: (0 < x) - (x < 0)
   LogicalNot,          // any operand dtype -> Bool
   Eq, Ne, Lt, Le, Gt, Ge,  // operands of one dtype -> Bool
   Where,               // args {cond (Bool), a, b}

@@ -83,6 +83,14 @@ ValueId Lowerer::compute(const Node* n, const Idx& idx) {
     case Op::Tanh: return unary(VOp::Tanh, n, idx);
     case Op::Sigmoid: return unary(VOp::Sigmoid, n, idx);
     case Op::Relu: return unary(VOp::Relu, n, idx);
+    case Op::Floor: return unary(VOp::Floor, n, idx);
+    case Op::Ceil: return unary(VOp::Ceil, n, idx);
+    case Op::Round: return unary(VOp::Round, n, idx);
+    case Op::Trunc: return unary(VOp::Trunc, n, idx);
+    case Op::Sign: return unary(VOp::Sign, n, idx);
+    case Op::Log1p: return unary(VOp::Log1p, n, idx);
+    case Op::Expm1: return unary(VOp::Expm1, n, idx);
+    case Op::Erf: return unary(VOp::Erf, n, idx);
     case Op::LogicalNot: return unary(VOp::LogicalNot, n, idx);
     case Op::Add: return binary(VOp::Add, n, idx);
     case Op::Sub: return binary(VOp::Sub, n, idx);

@@ -397,10 +397,20 @@ class Gen {
         {"tanh", &Tensor::tanh, kInexact},        {"sigmoid", &Tensor::sigmoid, kInexact},
         {"relu", &Tensor::relu, 0},       {"square", &Tensor::square, 0},
         {"logical_not", &Tensor::logical_not, 0}, {"contiguous", &Tensor::contiguous, 0},
-        {"clone", &Tensor::clone, 0}};
+        {"clone", &Tensor::clone, 0},     {"log1p", &Tensor::log1p, kInexact},
+        {"expm1", &Tensor::expm1, kInexact | kAmplifying}, {"erf", &Tensor::erf, kInexact},
+        // steps: an inexact argument may land on either side of one
+        {"floor", &Tensor::floor, kPeriodic}, {"ceil", &Tensor::ceil, kPeriodic},
+        {"trunc", &Tensor::trunc, kPeriodic}, {"frac", &Tensor::frac, kPeriodic},
+        {"sign", &Tensor::sign, kPeriodic}};
     const int a = pick_var();
     const U& u = ops[uni(0, std::size(ops) - 1)];
     auto f = u.f;
+    if (coin(0.1) && std::string(u.name) == "floor") {  // round (half to even), with decimals or not
+      const int64_t d = coin(0.5) ? 0 : uni(-2, 2);
+      unary_instr(a, ".round(" + std::to_string(d) + ")", [d](const Tensor& t) { return t.round(d); }, kPeriodic);
+      return;
+    }
     if (coin(0.15) && std::string(u.name) == "neg") {  // the operator form
       Instr ins;
       ins.text = def("-" + vname(a));

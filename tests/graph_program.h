@@ -42,6 +42,8 @@ constexpr Taint kBlas = 2;
 // kChaotic:   the result of sin / cos (instruction flag kPeriodic): an ulp of
 //             a large argument (exp(exp(exp(exp(x)))) ~ 1e7) is a whole
 //             period, so the two evaluations may agree on nothing at all;
+//             likewise a step (floor, round, sign, ...), where an ulp moves
+//             the argument across the step;
 // kAmplified: the result of exp / pow (instruction flag kAmplifying), whose
 //             relative error is the argument's times its magnitude (up to
 //             ~88 in float32 before overflow): compared with a thousand times

@@ -65,6 +65,15 @@ TEST_CASE("gradcheck: unary math") {
   check("cos", [](auto& v) { return v[0].cos(); }, {x});
   check("tanh", [](auto& v) { return v[0].tanh(); }, {x});
   check("sigmoid", [](auto& v) { return v[0].sigmoid(); }, {x});
+  check("log1p", [](auto& v) { return v[0].log1p(); }, {p * 1 - 0.9});
+  check("expm1", [](auto& v) { return v[0].expm1(); }, {x});
+  check("erf", [](auto& v) { return v[0].erf(); }, {x * 2});
+  check("floor (zero)", [](auto& v) { return v[0].floor() * v[0]; }, {x * 3 + 0.25});
+  check("gelu", [](auto& v) { return gelu(v[0]); }, {x * 3});
+  check("gelu tanh", [](auto& v) { return gelu(v[0], "tanh"); }, {x * 3});
+  check("softplus", [](auto& v) { return softplus(v[0], 2.0); }, {x * 3});
+  check("elu", [](auto& v) { return elu(v[0], 0.7); }, {x * 3});
+  check("mish", [](auto& v) { return mish(v[0]); }, {x * 3});
   check("relu", [](auto& v) { return v[0].relu(); }, {input({2, 3}, 0.1, 1.0)});
   check("relu negative", [](auto& v) { return v[0].relu(); }, {input({3}, -1.0, -0.1)});
   check("square", [](auto& v) { return v[0].square(); }, {x});
@@ -227,6 +236,9 @@ TEST_CASE("gradgradcheck: second order through create_graph") {
   check2("log", [](auto& v) { return v[0].log(); }, {p});
   check2("tanh", [](auto& v) { return v[0].tanh(); }, {x});
   check2("sigmoid", [](auto& v) { return v[0].sigmoid(); }, {x});
+  check2("erf", [](auto& v) { return v[0].erf(); }, {x});
+  check2("log1p expm1", [](auto& v) { return v[0].expm1() * (v[0] + 1.5).log1p(); }, {x});
+  check2("gelu", [](auto& v) { return gelu(v[0]); }, {x});
   check2("pow", [](auto& v) { return v[0].pow(3); }, {x});
   check2("sin cos", [](auto& v) { return v[0].sin() * v[0].cos(); }, {x});
   check2("matmul", [](auto& v) { return v[0].matmul(v[1].t()); }, {x, y});

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <initializer_list>
 #include <string>
 #include <type_traits>
@@ -532,6 +533,36 @@ TEST_CASE("errors: activations") {
   CHECK_HAS(KILN_ERROR_OF(relu6(ones({2}, kBool))), "[hardtanh]", "not implemented for Bool");
   CHECK_HAS(KILN_ERROR_OF(hardtanh(arange(3, kUInt8), 0, 300)), "[hardtanh]",
             "value cannot be converted to type uint8_t without overflow");
+  CHECK_HAS(KILN_ERROR_OF(gelu(ones({2}), "fast")), "[gelu]", "approximate argument must be either none or tanh, not 'fast'");
+  CHECK_HAS(KILN_ERROR_OF(gelu(ones({2}), nullptr)), "[gelu]", "approximate argument must be either none or tanh");
+  for (const auto& [name, f] : std::vector<std::pair<std::string, std::function<Tensor()>>>{
+           {"gelu", [] { return gelu(arange(3)); }},
+           {"softplus", [] { return softplus(arange(3)); }},
+           {"elu", [] { return elu(arange(3)); }},
+           {"selu", [] { return selu(arange(3)); }},
+           {"celu", [] { return celu(arange(3)); }},
+           {"mish", [] { return mish(arange(3)); }},
+           {"hardsigmoid", [] { return hardsigmoid(arange(3)); }},
+           {"hardswish", [] { return hardswish(arange(3)); }}}) {
+    CAPTURE(name);
+    CHECK_HAS(KILN_ERROR_OF(f()), std::string("[" + name + "]"), std::string("not implemented for Long"), std::string("(shape [3])"));
+  }
+  CHECK_HAS(KILN_ERROR_OF(celu(ones({2}), 0.0)), "[celu]", "alpha cannot be 0 for CELU (input [2])");
+}
+
+TEST_CASE("errors: rounding and sign ops, log1p / expm1 / erf") {
+  CHECK_HAS(KILN_ERROR_OF(ones({2}, kBool).floor()), "[floor]", "\"floor\" not implemented for 'Bool' (shape [2])");
+  CHECK_HAS(KILN_ERROR_OF(ones({2}, kBool).ceil()), "[ceil]", "not implemented for 'Bool'");
+  CHECK_HAS(KILN_ERROR_OF(ones({2}, kBool).round()), "[round]", "not implemented for 'Bool'");
+  CHECK_HAS(KILN_ERROR_OF(ones({2}, kBool).trunc()), "[trunc]", "not implemented for 'Bool'");
+  CHECK_HAS(KILN_ERROR_OF(arange(3).frac()), "[frac]", "\"frac\" not implemented for 'Long' (shape [3])");
+  CHECK_HAS(KILN_ERROR_OF(arange(3).round(1)), "[round]", "with decimals=1 not implemented for 'Long' (shape [3])",
+            "needs a floating point tensor");
+  CHECK_HAS(KILN_ERROR_OF(ones({2}).round(400)), "[round]", "decimals=400 is out of range [-308, 308]");
+  CHECK_HAS(KILN_ERROR_OF(Tensor().floor()), "[floor]", "undefined");
+  CHECK_HAS(KILN_ERROR_OF(Tensor().sign()), "[sign]", "undefined");
+  CHECK_HAS(KILN_ERROR_OF(Tensor().log1p()), "[log1p]", "undefined");
+  CHECK_HAS(KILN_ERROR_OF(Tensor().erf()), "[erf]", "undefined");
 }
 
 TEST_CASE("errors: addcmul / addcdiv") {

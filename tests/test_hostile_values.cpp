@@ -41,6 +41,15 @@ void nan_inf_table(Evaluator e) {
   CHECK_T(v.tanh(), kFloat32, {8}, {kNaN, 1.0, -1.0, 0.0, -0.0, 0.7615941762924194, -0.7615941762924194, 0.9866142868995667});
   CHECK_T(v.sigmoid(), kFloat32, {8}, {kNaN, 1.0, 0.0, 0.5, 0.5, 0.7310585975646973, 0.2689414322376251, 0.9241418242454529});
   CHECK_T(v.relu(), kFloat32, {8}, {kNaN, kInf, 0.0, 0.0, -0.0, 1.0, 0.0, 2.5});
+  CHECK_T(v.log1p(), kFloat32, {8}, {kNaN, kInf, kNaN, 0.0, -0.0, 0.6931471824645996, -kInf, 1.2527629137039185});
+  CHECK_T(v.expm1(), kFloat32, {8}, {kNaN, kInf, -1.0, 0.0, -0.0, 1.718281865119934, -0.6321205496788025, 11.182494163513184});
+  CHECK_T(v.erf(), kFloat32, {8}, {kNaN, 1.0, -1.0, 0.0, -0.0, 0.8427007794380188, -0.8427007794380188, 0.9995930194854736});
+  CHECK_T(v.floor(), kFloat32, {8}, {kNaN, kInf, -kInf, 0.0, -0.0, 1.0, -1.0, 2.0});
+  CHECK_T(v.ceil(), kFloat32, {8}, {kNaN, kInf, -kInf, 0.0, -0.0, 1.0, -1.0, 3.0});
+  CHECK_T(v.round(), kFloat32, {8}, {kNaN, kInf, -kInf, 0.0, -0.0, 1.0, -1.0, 2.0});
+  CHECK_T(v.trunc(), kFloat32, {8}, {kNaN, kInf, -kInf, 0.0, -0.0, 1.0, -1.0, 2.0});
+  CHECK_T(v.sign(), kFloat32, {8}, {0.0, 1.0, -1.0, 0.0, 0.0, 1.0, -1.0, 1.0});
+  CHECK_T(v.frac(), kFloat32, {8}, {kNaN, kNaN, kNaN, 0.0, 0.0, 0.0, 0.0, 0.5});
   CHECK_T(v.neg(), kFloat32, {8}, {kNaN, -kInf, kInf, -0.0, 0.0, -1.0, 1.0, -2.5});
   CHECK_T(v.logical_not(), kBool, {8}, {0.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0});
   CHECK_T(v.square(), kFloat32, {8}, {kNaN, kInf, kInf, 0.0, 0.0, 1.0, 1.0, 6.25});
@@ -152,6 +161,10 @@ TEST_CASE("hostile values: NaN and infinities in float64, float16 and bfloat16 a
         {"sin", [&] { return v.sin(); }},       {"cos", [&] { return v.cos(); }},
         {"tanh", [&] { return v.tanh(); }},     {"sigmoid", [&] { return v.sigmoid(); }},
         {"relu", [&] { return v.relu(); }},     {"abs", [&] { return v.abs(); }},
+        {"log1p", [&] { return v.log1p(); }},   {"expm1", [&] { return v.expm1(); }},
+        {"erf", [&] { return v.erf(); }},       {"floor", [&] { return v.floor(); }},
+        {"ceil", [&] { return v.ceil(); }},     {"round", [&] { return v.round(); }},
+        {"trunc", [&] { return v.trunc(); }},   {"sign", [&] { return v.sign(); }},
         {"add", [&] { return v + w; }},         {"sub", [&] { return v - w; }},
         {"mul", [&] { return v * w; }},         {"div", [&] { return v / w; }},
         {"pow", [&] { return v.pow(w); }},      {"maximum", [&] { return maximum(v, w); }},
@@ -172,6 +185,7 @@ TEST_CASE("hostile values: zero-size tensors through every op") {
   // Elementwise and views keep the (broadcast) shape.
   for (const Tensor& t : {x.exp(), x.log(), x.sqrt(), x.rsqrt(), x.abs(), x.sin(), x.cos(), x.tanh(),
                           x.sigmoid(), x.relu(), -x, x.square(), x.clamp(0, 1), x + 1, x * zeros({2, 1}),
+                          x.log1p(), x.expm1(), x.erf(), x.floor(), x.round(2), x.sign(), x.frac(),
                           x / ones({1, 0}), x.pow(2), maximum(x, x), where(x > 0, x, 1.0),
                           x.softmax(1), x.log_softmax(1), x.softmax(0), x.t().t(), x.contiguous(), x.clone()})
     CHECK(t.sizes() == Shape{2, 0});

@@ -110,6 +110,22 @@ TEST_CASE("jit fusion: an elementwise chain is one kernel reading each input onc
   check_values(y);
 }
 
+TEST_CASE("jit fusion: the rounding and special-function ops and the activations built on them fuse") {
+  Tensor x = data({6, 10}, 3);
+  CHECK(kernels(x.floor() + x.ceil() * x.round() - x.trunc() + x.sign() + x.frac()) == 1);
+  CHECK(kernels(x.round(2)) == 1);
+  CHECK(kernels((x.log1p().abs() + x.expm1() + x.erf()).sum(1)) == 1);
+  CHECK(kernels(gelu(x) + gelu(x, "tanh") + softplus(x) + elu(x) + selu(x) + celu(x, 2) + mish(x) +
+                hardsigmoid(x) + hardswish(x)) == 1);
+  check_values(gelu(x) + x.round(1) + x.erf().sign());
+  // gelu's backward: erf, exp and the products of its rule, one kernel
+  // (fused with the forward values it needs)
+  Tensor xg = x.to(kFloat32).requires_grad_();
+  const std::vector<Tensor> g = kiln::autograd::grad({gelu(xg).sum()}, {xg});
+  CHECK(kernels(g[0]) == 1);
+  check_values(g[0]);
+}
+
 TEST_CASE("jit fusion: reductions fuse with what feeds them and what reads them") {
   Tensor a = data({6, 10}), b = data({6, 10}, 2);
   CHECK(kernels((a * b).sum()) == 1);

@@ -243,6 +243,14 @@ template <typename T> void model(VOp op, const T* x, const T* y, const bool* c, 
       case VOp::Cos: if constexpr (fp) set(std::cos(a)); break;
       case VOp::Tanh: if constexpr (fp) set(std::tanh(a)); break;
       case VOp::Sigmoid: if constexpr (fp) set(C(1) / (C(1) + std::exp(-a))); break;
+      case VOp::Expm1: if constexpr (fp) set(std::expm1(a)); break;
+      case VOp::Log1p: if constexpr (fp) set(std::log1p(a)); break;
+      case VOp::Erf: if constexpr (fp) set(std::erf(a)); break;
+      case VOp::Floor: if constexpr (fp) set(std::floor(a)); break;
+      case VOp::Ceil: if constexpr (fp) set(std::ceil(a)); break;
+      case VOp::Round: if constexpr (fp) set(std::nearbyint(a)); break;
+      case VOp::Trunc: if constexpr (fp) set(std::trunc(a)); break;
+      case VOp::Sign: set(static_cast<C>((C(0) < a) - (a < C(0)))); break;
       case VOp::LogicalNot: setb(!cast_value<bool>(x[i])); break;
       case VOp::Eq: setb(a == b); break;
       case VOp::Ne: setb(a != b); break;
@@ -258,7 +266,8 @@ template <typename T> void model(VOp op, const T* x, const T* y, const bool* c, 
 
 bool is_transcendental(VOp op) {
   return op == VOp::Exp || op == VOp::Log || op == VOp::Sin || op == VOp::Cos ||
-         op == VOp::Tanh || op == VOp::Sigmoid || op == VOp::Pow;
+         op == VOp::Tanh || op == VOp::Sigmoid || op == VOp::Pow || op == VOp::Expm1 ||
+         op == VOp::Log1p || op == VOp::Erf;
 }
 bool is_binary(VOp op) {
   switch (op) {
@@ -299,9 +308,11 @@ template <typename T> void check_ops_for() {
       VOp::Add, VOp::Sub, VOp::Mul, VOp::Div, VOp::Mod, VOp::Pow, VOp::Max, VOp::Min,
       VOp::Neg, VOp::Abs, VOp::Exp, VOp::Log, VOp::Sqrt, VOp::Rsqrt, VOp::Sin, VOp::Cos,
       VOp::Tanh, VOp::Sigmoid, VOp::Relu, VOp::LogicalNot, VOp::Eq, VOp::Ne, VOp::Lt,
-      VOp::Le, VOp::Gt, VOp::Ge, VOp::Where};
+      VOp::Le, VOp::Gt, VOp::Ge, VOp::Where, VOp::Expm1, VOp::Log1p, VOp::Erf, VOp::Floor,
+      VOp::Ceil, VOp::Round, VOp::Trunc, VOp::Sign};
   for (VOp op : ops) {
-    const bool float_only = op >= VOp::Exp && op <= VOp::Sigmoid;  // Exp .. Sigmoid
+    const bool float_only = (op >= VOp::Exp && op <= VOp::Sigmoid) ||  // Exp .. Sigmoid
+                            (op >= VOp::Floor && op <= VOp::Trunc);
     if (float_only && !fp) continue;
     if (op == VOp::Div && !fp && dt != DType::Int64) continue;  // index arithmetic only
     if (op == VOp::Mod && fp) continue;
@@ -850,6 +861,12 @@ TEST_CASE("llvm: float32 math accuracy against libm (<= 2 ulp)") {
                               [](double x) { return std::cos(x); }));
   report("tanh", measure_unary(VOp::Tanh, -10.0f, 10.0f, [](float x) { return std::tanh(x); },
                                [](double x) { return std::tanh(x); }));
+  report("expm1", measure_unary(VOp::Expm1, -30.0f, 90.0f, [](float x) { return std::expm1(x); },
+                                [](double x) { return std::expm1(x); }));
+  report("log1p", measure_unary(VOp::Log1p, -1.0f, 1000.0f, [](float x) { return std::log1p(x); },
+                                [](double x) { return std::log1p(x); }));
+  report("erf", measure_unary(VOp::Erf, -5.0f, 5.0f, [](float x) { return std::erf(x); },
+                              [](double x) { return std::erf(x); }));
   report("sigmoid", measure_unary(
                         VOp::Sigmoid, -30.0f, 30.0f,
                         [](float x) { return 1.0f / (1.0f + std::exp(-x)); },
@@ -927,7 +944,8 @@ TEST_CASE("llvm: float32 math in vector lanes and in the scalar remainder agree 
     std::memcpy(&y, &b, 4);
     return x == y;
   };
-  for (VOp op : {VOp::Exp, VOp::Log, VOp::Sin, VOp::Cos, VOp::Tanh, VOp::Sigmoid, VOp::Pow}) {
+  for (VOp op : {VOp::Exp, VOp::Log, VOp::Sin, VOp::Cos, VOp::Tanh, VOp::Sigmoid, VOp::Pow,
+                 VOp::Expm1, VOp::Log1p, VOp::Erf}) {
     CAPTURE(static_cast<int>(op));
     const int arity = op == VOp::Pow ? 2 : 1;
     std::vector<float> xs = accuracy_inputs(-100.0f, 100.0f);

@@ -102,6 +102,17 @@ llvm::Value* float_op(Emitter& e, VOp op, llvm::ArrayRef<llvm::Value*> a) {
     case VOp::Sin: return dbl ? e.intrinsic(llvm::Intrinsic::sin, {a[0]}) : emit_sinf(e, a[0]);
     case VOp::Cos: return dbl ? e.intrinsic(llvm::Intrinsic::cos, {a[0]}) : emit_cosf(e, a[0]);
     case VOp::Tanh: return dbl ? e.libcall("tanh", {a[0]}) : emit_tanhf(e, a[0]);
+    case VOp::Expm1: return dbl ? e.libcall("expm1", {a[0]}) : emit_expm1f(e, a[0]);
+    case VOp::Log1p: return dbl ? e.libcall("log1p", {a[0]}) : emit_log1pf(e, a[0]);
+    case VOp::Erf: return dbl ? e.libcall("erf", {a[0]}) : emit_erff(e, a[0]);
+    case VOp::Floor: return e.intrinsic(llvm::Intrinsic::floor, {a[0]});
+    case VOp::Ceil: return e.intrinsic(llvm::Intrinsic::ceil, {a[0]});
+    case VOp::Trunc: return e.intrinsic(llvm::Intrinsic::trunc, {a[0]});
+    case VOp::Round: return e.intrinsic(llvm::Intrinsic::roundeven, {a[0]});
+    case VOp::Sign: {  // (0 < x) - (x < 0): NaN and -0 give +0
+      llvm::Value* neg = b.CreateSelect(b.CreateFCmpOLT(a[0], zero), llvm::ConstantFP::get(a[0]->getType(), -1.0), zero);
+      return b.CreateSelect(b.CreateFCmpOGT(a[0], zero), one, neg);
+    }
     case VOp::Sigmoid: {  // 1 / (1 + exp(-x)), in the compute type as the reference
       llvm::Value* nx = b.CreateFNeg(a[0]);
       llvm::Value* ex = dbl ? e.intrinsic(llvm::Intrinsic::exp, {nx}) : emit_expf_via_double(e, nx);
@@ -125,6 +136,9 @@ llvm::Value* int_op(Emitter& e, VOp op, llvm::ArrayRef<llvm::Value*> a) {
     case VOp::Neg: return b.CreateSub(e.c64(0), a[0]);
     case VOp::Abs: return b.CreateIntrinsic(llvm::Intrinsic::abs, {e.i64()}, {a[0], b.getFalse()});
     case VOp::Relu: return e.intrinsic(llvm::Intrinsic::smax, {a[0], e.c64(0)});
+    case VOp::Sign:
+      return b.CreateSub(b.CreateZExt(b.CreateICmpSGT(a[0], e.c64(0)), e.i64()),
+                         b.CreateZExt(b.CreateICmpSLT(a[0], e.c64(0)), e.i64()));
     default: break;
   }
   KILN_INTERNAL_ASSERT(false, "VOp ", static_cast<int>(op), " needs a floating dtype");
@@ -165,7 +179,10 @@ llvm::Value* emit_elementwise(Emitter& e, const jit::Value& v, DType operand,
                        " differs from its result dtype ", t);
   if (is_float_dtype(t)) {
     llvm::Value* r = float_op(e, v.op, args);
-    const bool exact = v.op == VOp::Neg || v.op == VOp::Abs || v.op == VOp::Relu;
+    // results a float16 / bfloat16 holds exactly need no rounding
+    const bool exact = v.op == VOp::Neg || v.op == VOp::Abs || v.op == VOp::Relu ||
+                       v.op == VOp::Floor || v.op == VOp::Ceil || v.op == VOp::Round ||
+                       v.op == VOp::Trunc || v.op == VOp::Sign;
     return exact ? r : canonicalize(e, r, t);
   }
   if (t == DType::Bool) {  // computed in int64, then != 0

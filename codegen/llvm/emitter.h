@@ -142,6 +142,9 @@ llvm::Value* emit_sinf(Emitter& e, llvm::Value* x);
 llvm::Value* emit_cosf(Emitter& e, llvm::Value* x);
 llvm::Value* emit_tanhf(Emitter& e, llvm::Value* x);
 llvm::Value* emit_powf(Emitter& e, llvm::Value* x, llvm::Value* y);
+llvm::Value* emit_expm1f(Emitter& e, llvm::Value* x);
+llvm::Value* emit_log1pf(Emitter& e, llvm::Value* x);
+llvm::Value* emit_erff(Emitter& e, llvm::Value* x);
 // The lane functions behind the emitters above (vector_variants.cpp).
 std::vector<const LaneFn*> float_math_lane_fns();
 

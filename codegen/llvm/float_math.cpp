@@ -1,4 +1,4 @@
-// float32 exp, log, sin, cos, tanh and pow as inline, branch-free LLVM IR, so
+// float32 exp, log, sin, cos, tanh, pow, expm1, log1p and erf as inline, branch-free LLVM IR, so
 // that loops using them vectorize (no libm calls, no tables, no gathers).
 // Each is a lane function (vector_variants.cpp): its body is built once per
 // vector width the vectorizer picks, and scalar code calls its twin in
@@ -21,6 +21,8 @@
 //         cos on [-pi/4, pi/4]
 //   tanh  expm1(2|x|) / (expm1(2|x|) + 2) with the sign of x
 //   pow   2^(y log2|x|) in double, then the sign / NaN / zero / inf rules
+//   expm1 tanh's expm1 in double; log1p log(1 + x) plus the rounding's term;
+//   erf   Taylor for |x| <= 1, else 1 - e^(-x^2) times a fitted polynomial
 // 2^k is built from the exponent bits (k + 1.5 * 2^52 trick), so no
 // float <-> int conversion instructions are needed.
 #include <limits>
@@ -41,10 +43,13 @@ constexpr double kLn2 = 0.6931471805599453;
 constexpr double kLn2Hi = 6.93147180369123816490e-01;  // 32 bits: k * kLn2Hi is exact
 constexpr double kLn2Lo = 1.90821492927058770002e-10;
 
-llvm::Value* horner(Emitter& e, llvm::Value* x, std::initializer_list<double> coeffs) {
+template <typename Coeffs> llvm::Value* horner(Emitter& e, llvm::Value* x, const Coeffs& coeffs) {
   llvm::Value* p = nullptr;
   for (double c : coeffs) p = p ? e.b.CreateFAdd(e.b.CreateFMul(p, x), e.cd(c)) : e.cd(c);
   return p;
+}
+llvm::Value* horner(Emitter& e, llvm::Value* x, std::initializer_list<double> coeffs) {
+  return horner<std::initializer_list<double>>(e, x, coeffs);
 }
 
 // expm1(r) for |r| <= 0.36: Taylor to r^11.
@@ -67,14 +72,29 @@ llvm::Value* clamp(Emitter& e, llvm::Value* x, double lo, double hi) {
   return b.CreateSelect(b.CreateFCmpOLT(x, e.cd(lo)), e.cd(lo), x);
 }
 
-// e^d for a double d in [-700, 700] (callers clamp), relative error ~1e-16.
-llvm::Value* exp_double(Emitter& e, llvm::Value* d) {
+// d = k ln2 + r with k = round(d / ln2) (two-part ln2): {k + kMagic, r}.
+std::pair<llvm::Value*, llvm::Value*> reduce_ln2(Emitter& e, llvm::Value* d) {
   auto& b = e.b;
   llvm::Value* t = b.CreateFAdd(b.CreateFMul(d, e.cd(kLog2e)), e.cd(kMagic));
   llvm::Value* k = b.CreateFSub(t, e.cd(kMagic));
   llvm::Value* r = b.CreateFSub(b.CreateFSub(d, b.CreateFMul(k, e.cd(kLn2Hi))),
                                 b.CreateFMul(k, e.cd(kLn2Lo)));
-  return b.CreateFMul(b.CreateFAdd(e.cd(1.0), expm1_core(e, r)), pow2_from_magic(e, t));
+  return {t, r};
+}
+
+// e^d for a double d in [-700, 700] (callers clamp), relative error ~1e-16.
+llvm::Value* exp_double(Emitter& e, llvm::Value* d) {
+  auto [t, r] = reduce_ln2(e, d);
+  return e.b.CreateFMul(e.b.CreateFAdd(e.cd(1.0), expm1_core(e, r)), pow2_from_magic(e, t));
+}
+
+// e^y - 1 for a double y in [-700, 700]: 2^k expm1(r) + (2^k - 1), exact
+// for k = 0 and without cancellation otherwise.
+llvm::Value* expm1_double(Emitter& e, llvm::Value* y) {
+  auto& b = e.b;
+  auto [t, r] = reduce_ln2(e, y);
+  llvm::Value* scale = pow2_from_magic(e, t);
+  return b.CreateFAdd(b.CreateFMul(scale, expm1_core(e, r)), b.CreateFSub(scale, e.cd(1.0)));
 }
 
 // For a positive, finite, normal double d: {log(m), e} with d = 2^e m,
@@ -227,19 +247,59 @@ llvm::Value* tanhf_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
   auto& b = e.b;
   llvm::Value* a = e.intrinsic(llvm::Intrinsic::fabs, {b.CreateFPExt(v, e.f64())});
   a = b.CreateSelect(b.CreateFCmpOGT(a, e.cd(20.0)), e.cd(20.0), a);  // tanh(20) == 1.0f
-  llvm::Value* y = b.CreateFAdd(a, a);
-  // expm1(y) = 2^k expm1(r) + (2^k - 1): exact for k = 0, no cancellation otherwise
-  llvm::Value* t = b.CreateFAdd(b.CreateFMul(y, e.cd(kLog2e)), e.cd(kMagic));
-  llvm::Value* k = b.CreateFSub(t, e.cd(kMagic));
-  llvm::Value* r = b.CreateFSub(b.CreateFSub(y, b.CreateFMul(k, e.cd(kLn2Hi))),
-                                b.CreateFMul(k, e.cd(kLn2Lo)));
-  llvm::Value* scale = pow2_from_magic(e, t);
-  llvm::Value* em1 = b.CreateFAdd(b.CreateFMul(scale, expm1_core(e, r)),
-                                  b.CreateFSub(scale, e.cd(1.0)));
+  llvm::Value* em1 = expm1_double(e, b.CreateFAdd(a, a));
   llvm::Value* th = b.CreateFDiv(em1, b.CreateFAdd(em1, e.cd(2.0)));
   llvm::Value* res = b.CreateFPTrunc(th, e.f32());
   res = b.CreateSelect(sign_bit(e, v), b.CreateFNeg(res), res);
   return b.CreateSelect(is_nan(e, v), v, res);
+}
+
+llvm::Value* expm1f_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
+  llvm::Value* v = args[0];
+  auto& b = e.b;
+  // below -40 the float result is -1, above 89 inf
+  llvm::Value* d = clamp(e, b.CreateFPExt(v, e.f64()), -40.0, 89.0);
+  llvm::Value* res = b.CreateFPTrunc(expm1_double(e, d), e.f32());
+  res = b.CreateSelect(b.CreateFCmpOEQ(v, e.cf(0.0f)), v, res);  // keeps -0
+  return b.CreateSelect(is_nan(e, v), v, res);
+}
+
+// log(u) for u = 1 + x rounded to double, plus the first-order term of what
+// the rounding dropped, (x - (u - 1)) / u: exact enough for the tiny x whose
+// bits fall off 1 + x.
+llvm::Value* log1pf_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
+  llvm::Value* v = args[0];
+  auto& b = e.b;
+  const float inf = std::numeric_limits<float>::infinity();
+  llvm::Value* d = b.CreateFPExt(v, e.f64());
+  llvm::Value* u = b.CreateFAdd(d, e.cd(1.0));
+  auto [lm, ex] = log_parts(e, u);
+  llvm::Value* l = b.CreateFAdd(b.CreateFMul(ex, e.cd(kLn2)), lm);
+  llvm::Value* c = b.CreateFDiv(b.CreateFSub(d, b.CreateFSub(u, e.cd(1.0))), u);
+  llvm::Value* r = b.CreateFPTrunc(b.CreateFAdd(l, c), e.f32());
+  r = b.CreateSelect(b.CreateFCmpOEQ(v, e.cf(-1.0f)), e.cf(-inf), r);
+  r = b.CreateSelect(b.CreateFCmpOEQ(v, e.cf(inf)), v, r);
+  r = b.CreateSelect(b.CreateFCmpOEQ(v, e.cf(0.0f)), v, r);  // keeps -0
+  llvm::Value* nan = b.CreateSelect(is_nan(e, v), v, e.cf(std::numeric_limits<float>::quiet_NaN()));
+  return b.CreateSelect(b.CreateFCmpOGE(v, e.cf(-1.0f)), r, nan);
+}
+
+// |x| <= 1: x P(x^2); beyond: 1 - e^(-x^2) erfcx(x) with the sign of x,
+// |x| clamped to 4 where erf rounds to 1.0f.
+llvm::Value* erff_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
+  llvm::Value* v = args[0];
+  auto& b = e.b;
+  llvm::Value* d = b.CreateFPExt(v, e.f64());
+  llvm::Value* a = e.intrinsic(llvm::Intrinsic::fabs, {d});
+  llvm::Value* small = b.CreateFMul(d, horner(e, b.CreateFMul(d, d), kErfTaylor));
+  llvm::Value* ac = b.CreateSelect(b.CreateFCmpOGT(a, e.cd(4.0)), e.cd(4.0), a);
+  llvm::Value* t = b.CreateFMul(b.CreateFSub(ac, e.cd(2.5)), e.cd(1.0 / 1.5));
+  llvm::Value* tail = b.CreateFMul(exp_double(e, b.CreateFNeg(b.CreateFMul(ac, ac))),
+                                   horner(e, t, kErfcxFit));
+  llvm::Value* big = b.CreateFSub(e.cd(1.0), tail);
+  big = b.CreateSelect(b.CreateFCmpOLT(d, e.cd(0.0)), b.CreateFNeg(big), big);
+  llvm::Value* r = b.CreateSelect(b.CreateFCmpOLE(a, e.cd(1.0)), small, big);
+  return b.CreateSelect(is_nan(e, v), v, b.CreateFPTrunc(r, e.f32()));
 }
 
 llvm::FunctionType* floats_to_float(Emitter& e) {
@@ -296,13 +356,19 @@ const LaneFn kCosF{"kiln.cos.f32", "kiln_rt_cosf", reinterpret_cast<void*>(&kiln
                    float_to_float, cosf_body};
 const LaneFn kTanhF{"kiln.tanh.f32", "kiln_rt_tanhf", reinterpret_cast<void*>(&kiln_rt_tanhf),
                     float_to_float, tanhf_body};
+const LaneFn kExpm1F{"kiln.expm1.f32", "kiln_rt_expm1f", reinterpret_cast<void*>(&kiln_rt_expm1f),
+                     float_to_float, expm1f_body};
+const LaneFn kLog1pF{"kiln.log1p.f32", "kiln_rt_log1pf", reinterpret_cast<void*>(&kiln_rt_log1pf),
+                     float_to_float, log1pf_body};
+const LaneFn kErfF{"kiln.erf.f32", "kiln_rt_erff", reinterpret_cast<void*>(&kiln_rt_erff),
+                   float_to_float, erff_body};
 const LaneFn kPowF{"kiln.pow.f32", "kiln_rt_powf", reinterpret_cast<void*>(&kiln_rt_powf),
                    floats_to_float, powf_body};
 
 }  // namespace
 
 std::vector<const LaneFn*> float_math_lane_fns() {
-  return {&kExpF, &kExpFViaDouble, &kLogF, &kSinF, &kCosF, &kTanhF, &kPowF};
+  return {&kExpF, &kExpFViaDouble, &kLogF, &kSinF, &kCosF, &kTanhF, &kPowF, &kExpm1F, &kLog1pF, &kErfF};
 }
 
 llvm::Value* emit_expf(Emitter& e, llvm::Value* x) { return call_lane_fn(e, kExpF, {x}); }
@@ -311,6 +377,9 @@ llvm::Value* emit_logf(Emitter& e, llvm::Value* x) { return call_lane_fn(e, kLog
 llvm::Value* emit_sinf(Emitter& e, llvm::Value* x) { return call_lane_fn(e, kSinF, {x}); }
 llvm::Value* emit_cosf(Emitter& e, llvm::Value* x) { return call_lane_fn(e, kCosF, {x}); }
 llvm::Value* emit_tanhf(Emitter& e, llvm::Value* x) { return call_lane_fn(e, kTanhF, {x}); }
+llvm::Value* emit_expm1f(Emitter& e, llvm::Value* x) { return call_lane_fn(e, kExpm1F, {x}); }
+llvm::Value* emit_log1pf(Emitter& e, llvm::Value* x) { return call_lane_fn(e, kLog1pF, {x}); }
+llvm::Value* emit_erff(Emitter& e, llvm::Value* x) { return call_lane_fn(e, kErfF, {x}); }
 llvm::Value* emit_powf(Emitter& e, llvm::Value* x, llvm::Value* y) { return call_lane_fn(e, kPowF, {x, y}); }
 
 }  // namespace kiln::codegen::llvmcg

@@ -42,6 +42,9 @@ bool is_vector_math(const jit::Value& v) {
     case VOp::Sin:
     case VOp::Cos:
     case VOp::Tanh:
+    case VOp::Expm1:
+    case VOp::Log1p:
+    case VOp::Erf:
     case VOp::Sigmoid:
     case VOp::Pow:
     case VOp::Philox: return true;

@@ -57,11 +57,26 @@ inline double clamp(double x, double lo, double hi) {
   return x < lo ? lo : x;
 }
 
-inline double exp_double(double d) {
+// float_math.cpp's reduce_ln2: d = k ln2 + r; t = k + kMagic.
+struct Reduced {
+  double t, r;
+};
+inline Reduced reduce_ln2(double d) {
   const double t = d * kLog2e + kMagic;
   const double k = t - kMagic;
-  const double r = (d - k * kLn2Hi) - k * kLn2Lo;
+  return {t, (d - k * kLn2Hi) - k * kLn2Lo};
+}
+
+inline double exp_double(double d) {
+  const auto [t, r] = reduce_ln2(d);
   return (1.0 + expm1_core(r)) * pow2_from_magic(t);
+}
+
+// float_math.cpp's expm1_double.
+inline double expm1_double(double y) {
+  const auto [t, r] = reduce_ln2(y);
+  const double scale = pow2_from_magic(t);
+  return scale * expm1_core(r) + (scale - 1.0);
 }
 
 struct LogParts {
@@ -180,12 +195,7 @@ KILN_TWIN float kiln_rt_cosf(float v) {
 KILN_TWIN float kiln_rt_tanhf(float v) {
   double a = std::fabs(static_cast<double>(v));
   a = a > 20.0 ? 20.0 : a;
-  const double y = a + a;
-  const double t = y * kLog2e + kMagic;
-  const double k = t - kMagic;
-  const double r = (y - k * kLn2Hi) - k * kLn2Lo;
-  const double scale = pow2_from_magic(t);
-  const double em1 = scale * expm1_core(r) + (scale - 1.0);
+  const double em1 = expm1_double(a + a);
   const double th = em1 / (em1 + 2.0);
   float res = static_cast<float>(th);
   res = sign_bit(v) ? -res : res;
@@ -219,6 +229,42 @@ KILN_TWIN float kiln_rt_powf(float xv, float yv) {
   res = (m1_inf && !std::isnan(yv)) ? 1.0f : res;
   const bool one = xv == 1.0f || yv == 0.0f;
   return one ? 1.0f : res;
+}
+
+KILN_TWIN float kiln_rt_expm1f(float v) {
+  const double d = clamp(static_cast<double>(v), -40.0, 89.0);
+  float res = static_cast<float>(expm1_double(d));
+  res = v == 0.0f ? v : res;
+  return std::isnan(v) ? v : res;
+}
+
+KILN_TWIN float kiln_rt_log1pf(float v) {
+  const double d = static_cast<double>(v);
+  const double u = d + 1.0;
+  const LogParts lp = log_parts(u);
+  const double l = lp.e * kLn2 + lp.log_m;
+  const double c = (d - (u - 1.0)) / u;
+  float r = static_cast<float>(l + c);
+  r = v == -1.0f ? -kInfF : r;
+  r = v == kInfF ? v : r;
+  r = v == 0.0f ? v : r;
+  const float nan = std::isnan(v) ? v : kNanF;
+  return v >= -1.0f ? r : nan;
+}
+
+KILN_TWIN float kiln_rt_erff(float v) {
+  using kiln::codegen::llvmcg::kErfcxFit;
+  using kiln::codegen::llvmcg::kErfTaylor;
+  const double d = static_cast<double>(v);
+  const double a = std::fabs(d);
+  const double small = d * horner(d * d, kErfTaylor);
+  const double ac = a > 4.0 ? 4.0 : a;
+  const double t = (ac - 2.5) * (1.0 / 1.5);
+  const double tail = exp_double(-(ac * ac)) * horner(t, kErfcxFit);
+  double big = 1.0 - tail;
+  big = d < 0.0 ? -big : big;
+  const double r = a <= 1.0 ? small : big;
+  return std::isnan(v) ? v : static_cast<float>(r);
 }
 
 }  // extern "C"

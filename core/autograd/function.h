@@ -45,6 +45,14 @@ namespace kiln::autograd {
   X(TanhBackward0, "TanhBackward0", Tanh)                      \
   X(SigmoidBackward0, "SigmoidBackward0", Sigmoid)             \
   X(ReluBackward0, "ReluBackward0", Relu)                      \
+  X(Log1pBackward0, "Log1PBackward0", Log1p)                   \
+  X(Expm1Backward0, "Expm1Backward0", Expm1)                   \
+  X(ErfBackward0, "ErfBackward0", Erf)                         \
+  X(FloorBackward0, "FloorBackward0", Zero)                    \
+  X(CeilBackward0, "CeilBackward0", Zero)                      \
+  X(RoundBackward0, "RoundBackward0", Zero)                    \
+  X(TruncBackward0, "TruncBackward0", Zero)                    \
+  X(SignBackward0, "SignBackward0", Zero)                      \
   X(ClampBackward1, "ClampBackward1", Clamp)                   \
   X(MaximumBackward0, "MaximumBackward0", Maximum)             \
   X(MinimumBackward0, "MinimumBackward0", Minimum)             \

@@ -52,8 +52,6 @@ Tensor scatter_into(const Function& f, const Tensor& g, Region region) {
   return z;
 }
 
-Tensor sign(const Tensor& x) { return (x > 0).to(x.dtype()) - (x < 0).to(x.dtype()); }
-
 // g summed over the dims where the view repeats elements (stride 0), so
 // each memory location of the view is written once.
 std::pair<Tensor, Shape> collapse_repeats(const Tensor& g, const Shape& strides) {
@@ -134,7 +132,7 @@ RULE(Exp) { return {g * f.saved_tensor(0)}; }
 RULE(Log) { return {g / f.saved_tensor(0)}; }
 RULE(Sqrt) { return {g / (2 * f.saved_tensor(0))}; }
 RULE(Rsqrt) { return {-0.5 * g * f.saved_tensor(0).pow(3)}; }
-RULE(Abs) { return {g * sign(f.saved_tensor(0))}; }
+RULE(Abs) { return {g * f.saved_tensor(0).sign()}; }
 RULE(Sin) { return {g * f.saved_tensor(0).cos()}; }
 RULE(Cos) { return {g * -f.saved_tensor(0).sin()}; }
 RULE(Tanh) {
@@ -144,6 +142,12 @@ RULE(Tanh) {
 RULE(Sigmoid) {
   Tensor y = f.saved_tensor(0);
   return {g * (1 - y) * y};
+}
+RULE(Log1p) { return {g / (f.saved_tensor(0) + 1)}; }
+RULE(Expm1) { return {g * (f.saved_tensor(0) + 1)}; }
+RULE(Erf) {  // 2 / sqrt(pi) e^(-x^2)
+  Tensor x = f.saved_tensor(0);
+  return {g * (2.0 / std::sqrt(M_PI)) * (-(x * x)).exp()};
 }
 RULE(Relu) { return {where(f.saved_tensor(0) <= 0, 0.0, g)}; }
 RULE(Clamp) {  // ints {has_min, has_max}, reals {min, max}; NaN inputs get 0

@@ -43,6 +43,8 @@ BufferPtr compute(const Node& n, const Inputs& in) {
       return eval_random(n);
     case Op::Cast: case Op::Neg: case Op::Exp: case Op::Log: case Op::Sqrt: case Op::Rsqrt:
     case Op::Abs: case Op::Sin: case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Relu:
+    case Op::Floor: case Op::Ceil: case Op::Round: case Op::Trunc: case Op::Sign:
+    case Op::Log1p: case Op::Expm1: case Op::Erf:
     case Op::LogicalNot:
       return eval_unary(n, in);
     case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Pow: case Op::Maximum:

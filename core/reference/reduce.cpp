@@ -168,6 +168,8 @@ BufferPtr eval_reduce(const Node& n, const Inputs& in) {
     case Op::RandUniform: case Op::RandNormal: case Op::RandInt:
     case Op::Cast: case Op::Neg: case Op::Exp: case Op::Log: case Op::Sqrt: case Op::Rsqrt:
     case Op::Abs: case Op::Sin: case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Relu:
+    case Op::Floor: case Op::Ceil: case Op::Round: case Op::Trunc: case Op::Sign:
+    case Op::Log1p: case Op::Expm1: case Op::Erf:
     case Op::LogicalNot: case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Pow:
     case Op::Maximum: case Op::Minimum: case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le:
     case Op::Gt: case Op::Ge: case Op::Where: case Op::AsStrided: case Op::Assign:

@@ -52,6 +52,19 @@ template <typename T> void unary_math(Op op, const Buffer& a, Buffer& out) {
     case Op::Sin: map1_float<T>(op, a, out, [](auto x) { return std::sin(x); }); return;
     case Op::Cos: map1_float<T>(op, a, out, [](auto x) { return std::cos(x); }); return;
     case Op::Tanh: map1_float<T>(op, a, out, [](auto x) { return std::tanh(x); }); return;
+    case Op::Log1p: map1_float<T>(op, a, out, [](auto x) { return std::log1p(x); }); return;
+    case Op::Expm1: map1_float<T>(op, a, out, [](auto x) { return std::expm1(x); }); return;
+    case Op::Erf: map1_float<T>(op, a, out, [](auto x) { return std::erf(x); }); return;
+    // Integers never reach the rounding ops: the front end copies them.
+    case Op::Floor: map1_float<T>(op, a, out, [](auto x) { return std::floor(x); }); return;
+    case Op::Ceil: map1_float<T>(op, a, out, [](auto x) { return std::ceil(x); }); return;
+    case Op::Trunc: map1_float<T>(op, a, out, [](auto x) { return std::trunc(x); }); return;
+    case Op::Round:  // half to even, as PyTorch (nearbyint in the default rounding mode)
+      map1_float<T>(op, a, out, [](auto x) { return std::nearbyint(x); });
+      return;
+    case Op::Sign:  // (0 < x) - (x < 0): NaN and -0 give +0, as PyTorch
+      map1<T>(a, out, [](C x) { return static_cast<C>((C(0) < x) - (x < C(0))); });
+      return;
     case Op::Sigmoid:
       map1_float<T>(op, a, out, [](auto x) {
         using F = decltype(x);

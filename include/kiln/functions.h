@@ -112,6 +112,15 @@ Tensor silu(const Tensor& x, KILN_LOC);
 Tensor leaky_relu(const Tensor& x, double negative_slope = 0.01, KILN_LOC);
 Tensor hardtanh(const Tensor& x, Scalar min_val = -1, Scalar max_val = 1, KILN_LOC);
 Tensor relu6(const Tensor& x, KILN_LOC);
+// approximate: "none" (x Phi(x), with erf) or "tanh", as torch.nn.functional.gelu.
+Tensor gelu(const Tensor& x, const char* approximate = "none", KILN_LOC);
+Tensor softplus(const Tensor& x, double beta = 1, double threshold = 20, KILN_LOC);
+Tensor elu(const Tensor& x, double alpha = 1, KILN_LOC);
+Tensor selu(const Tensor& x, KILN_LOC);
+Tensor celu(const Tensor& x, double alpha = 1, KILN_LOC);
+Tensor mish(const Tensor& x, KILN_LOC);
+Tensor hardsigmoid(const Tensor& x, KILN_LOC);
+Tensor hardswish(const Tensor& x, KILN_LOC);
 Tensor matmul(const Tensor& a, const Tensor& b, KILN_LOC);
 Tensor mm(const Tensor& a, const Tensor& b, KILN_LOC);
 Tensor maximum(const Tensor& a, const Tensor& b, KILN_LOC);
@@ -134,10 +143,19 @@ KILN_FUNCTIONAL_UNARY(cos)
 KILN_FUNCTIONAL_UNARY(tanh)
 KILN_FUNCTIONAL_UNARY(sigmoid)
 KILN_FUNCTIONAL_UNARY(relu)
+KILN_FUNCTIONAL_UNARY(log1p)
+KILN_FUNCTIONAL_UNARY(expm1)
+KILN_FUNCTIONAL_UNARY(erf)
+KILN_FUNCTIONAL_UNARY(floor)
+KILN_FUNCTIONAL_UNARY(ceil)
+KILN_FUNCTIONAL_UNARY(trunc)
+KILN_FUNCTIONAL_UNARY(frac)
+KILN_FUNCTIONAL_UNARY(sign)
 KILN_FUNCTIONAL_UNARY(square)
 KILN_FUNCTIONAL_UNARY(logical_not)
 KILN_FUNCTIONAL_UNARY(squeeze)
 #undef KILN_FUNCTIONAL_UNARY
+inline Tensor round(const Tensor& t, int64_t decimals = 0, KILN_LOC) { return t.round(decimals, loc); }
 inline Tensor flatten(const Tensor& t, int64_t start_dim = 0, int64_t end_dim = -1, KILN_LOC) { return t.flatten(start_dim, end_dim, loc); }
 inline Tensor sum(const Tensor& t, KILN_LOC) { return t.sum(std::nullopt, loc); }
 inline Tensor sum(const Tensor& t, int64_t dim, bool keepdim = false, KILN_LOC) { return t.sum(dim, keepdim, std::nullopt, loc); }

@@ -156,6 +156,15 @@ class Tensor {
   Tensor cos(KILN_LOC) const;
   Tensor tanh(KILN_LOC) const;
   Tensor sigmoid(KILN_LOC) const;
+  Tensor log1p(KILN_LOC) const;
+  Tensor expm1(KILN_LOC) const;
+  Tensor erf(KILN_LOC) const;
+  Tensor floor(KILN_LOC) const;
+  Tensor ceil(KILN_LOC) const;
+  Tensor round(int64_t decimals = 0, KILN_LOC) const;
+  Tensor trunc(KILN_LOC) const;
+  Tensor frac(KILN_LOC) const;
+  Tensor sign(KILN_LOC) const;
   Tensor relu(KILN_LOC) const;
   Tensor square(KILN_LOC) const;
   Tensor logical_not(KILN_LOC) const;
