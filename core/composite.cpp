@@ -176,23 +176,17 @@ Tensor Tensor::repeat(const Shape& repeats, SourceLoc loc) const {
 }
 
 // ---- activations (torch.nn.functional) ----
-namespace {
-void check_float_activation(const Tensor& x, const char* op) {
-  KILN_CHECK(is_floating_point(x.dtype()), op, "not implemented for ", scalar_type_name(x.dtype()),
-             ": expected a floating point tensor (shape ", x.sizes(), ")");
-}
-}  // namespace
 
 // x / (1 + exp(-x)), PyTorch's formula (not x * sigmoid(x)).
 Tensor silu(const Tensor& x, SourceLoc loc) {
   const LocScope at(loc);
-  check_float_activation(x, "silu");
+  check_floating(x, "silu");
   return x / ((-x).exp() + 1);
 }
 // x > 0 ? x : x * slope; the gradient at 0 is the slope, as PyTorch's.
 Tensor leaky_relu(const Tensor& x, double negative_slope, SourceLoc loc) {
   const LocScope at(loc);
-  check_float_activation(x, "leaky_relu");
+  check_floating(x, "leaky_relu");
   return where(x > 0, x, x * negative_slope);
 }
 // Clamped to [min, max] in x's dtype; unlike clamp, whose gradient passes
@@ -215,7 +209,7 @@ Tensor gelu(const Tensor& x, const char* approximate, SourceLoc loc) {
   const std::string mode = approximate ? approximate : "";
   KILN_CHECK(mode == "none" || mode == "tanh", "gelu", "approximate argument must be either none or tanh, not '",
              mode, "'");
-  check_float_activation(x, "gelu");
+  check_floating(x, "gelu");
   if (mode == "none") return x * 0.5 * ((x * M_SQRT1_2).erf() + 1);
   const double beta = M_SQRT2 * M_2_SQRTPI * 0.5;
   Tensor inner = (x + x * x * x * 0.044715) * beta;
@@ -225,14 +219,14 @@ Tensor gelu(const Tensor& x, const char* approximate, SourceLoc loc) {
 // would overflow, as PyTorch's.
 Tensor softplus(const Tensor& x, double beta, double threshold, SourceLoc loc) {
   const LocScope at(loc);
-  check_float_activation(x, "softplus");
+  check_floating(x, "softplus");
   Tensor xb = x * beta;
   return where(xb > threshold, x, xb.exp().log1p() / beta);
 }
 namespace {
 // x > 0 ? x * scale : alpha * scale * expm1(x * input_scale), PyTorch's elu kernel.
 Tensor elu_like(const Tensor& x, double alpha, double scale, double input_scale, const char* op) {
-  check_float_activation(x, op);
+  check_floating(x, op);
   Tensor neg = (x * input_scale).expm1() * (alpha * scale);
   return where(x > 0, scale == 1.0 ? x : x * scale, neg);
 }
@@ -253,20 +247,20 @@ Tensor celu(const Tensor& x, double alpha, SourceLoc loc) {
 // x tanh(softplus(x)).
 Tensor mish(const Tensor& x, SourceLoc loc) {
   const LocScope at(loc);
-  check_float_activation(x, "mish");
+  check_floating(x, "mish");
   return x * softplus(x).tanh();
 }
 // relu6(x + 3) / 6: zero gradient outside (-3, 3), as PyTorch's.
 Tensor hardsigmoid(const Tensor& x, SourceLoc loc) {
   const LocScope at(loc);
-  check_float_activation(x, "hardsigmoid");
+  check_floating(x, "hardsigmoid");
   return hardtanh(x + 3, 0, 6) / 6;
 }
 // x relu6(x + 3) / 6, written piecewise so that the gradient is PyTorch's
 // at the joins too: 0 below -3, x / 3 + 1/2 on [-3, 3], 1 above.
 Tensor hardswish(const Tensor& x, SourceLoc loc) {
   const LocScope at(loc);
-  check_float_activation(x, "hardswish");
+  check_floating(x, "hardswish");
   return where(x < -3, x * 0, where(x <= 3, x * (x + 3) / 6, x));  // x * 0: -0 and NaN as PyTorch's
 }
 

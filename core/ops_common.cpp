@@ -157,4 +157,10 @@ void check_shape_nonneg(const Shape& sizes, const char* op) {
   }
 }
 
+void check_floating(const Tensor& x, const char* op) {
+  KILN_CHECK(x.defined(), op, "expected a defined tensor but got an undefined one");
+  KILN_CHECK(is_floating_point(x.dtype()), op, "not implemented for ", scalar_type_name(x.dtype()),
+             ": expected a floating point tensor (shape ", x.sizes(), ")");
+}
+
 }  // namespace kiln

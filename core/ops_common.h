@@ -42,6 +42,10 @@ void check_shape_nonneg(const Shape& sizes, const char* op);
 // Scalar conversion: "value cannot be converted to type uint8_t without overflow".
 void check_fill_value(const Scalar& v, DType dtype, const char* op);
 
+// Ops with floating kernels only (activations, losses): "[op] not
+// implemented for Long: expected a floating point tensor (shape [3])".
+void check_floating(const Tensor& x, const char* op);
+
 // The options of a *_like factory: o's dtype and device, else t's (t must
 // be defined), and o's requires_grad.
 TensorOptions like_options(const Tensor& t, const TensorOptions& o);

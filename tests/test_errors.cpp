@@ -576,3 +576,46 @@ TEST_CASE("errors: addcmul / addcdiv") {
   CHECK_HAS(KILN_ERROR_OF(x.addcmul_(ones({3, 2}), ones({2}))), "[addcmul_]",
             "output with shape [2] doesn't match the broadcast shape [3, 2]");
 }
+
+TEST_CASE("errors: nn layers and losses") {
+  const Tensor x = ones({4, 3}), t = ones({4, 3});
+  const Tensor target = tensor(std::vector<int64_t>{0, 2, 1, 2});
+  CHECK_HAS(KILN_ERROR_OF(linear(x, ones({2, 4}))), "[linear]", "input and weight shapes cannot be multiplied",
+            "(input [4, 3], weight [2, 4])");
+  CHECK_HAS(KILN_ERROR_OF(linear(x, ones({2, 3, 3}))), "[linear]", "weight must be 1-D or 2-D, got shape [2, 3, 3]");
+  CHECK_HAS(KILN_ERROR_OF(dropout(x, 1.5)), "[dropout]", "dropout probability has to be between 0 and 1, but got 1.5");
+  CHECK_HAS(KILN_ERROR_OF(dropout(target, 0.5)), "[dropout]", "not implemented for Long");
+  CHECK_HAS(KILN_ERROR_OF(layer_norm(x, {4})), "[layer_norm]",
+            "Given normalized_shape=[4], expected input with shape [*, 4], but got input of size[4, 3]");
+  CHECK_HAS(KILN_ERROR_OF(layer_norm(x, {3}, ones({4}))), "[layer_norm]",
+            "Expected weight to be of same shape as normalized_shape, but got weight of shape [4] and normalized_shape = [3]");
+  CHECK_HAS(KILN_ERROR_OF(one_hot(x)), "[one_hot]", "one_hot is only applicable to index tensor (got Float)");
+  CHECK_HAS(KILN_ERROR_OF(one_hot(tensor(std::vector<int64_t>{1, -1}))), "[one_hot]", "Class values must be non-negative.");
+  CHECK_HAS(KILN_ERROR_OF(one_hot(target, 2)), "[one_hot]", "Class values must be smaller than num_classes (2 >= 2).");
+  CHECK_HAS(KILN_ERROR_OF(one_hot(zeros({0}, kInt64))), "[one_hot]", "Can not infer total number of classes from empty tensor.");
+  CHECK_HAS(KILN_ERROR_OF(mse_loss(target, target)), "[mse_loss]", "not implemented for Long");
+  CHECK_HAS(KILN_ERROR_OF(mse_loss(x, ones({5}))), "[mse_loss]", "The size of tensor a (3) must match the size of tensor b (5)", "[4, 3] and [5]");
+  CHECK_HAS(KILN_ERROR_OF(smooth_l1_loss(x, t, Reduction::Mean, -1)), "[smooth_l1_loss]",
+            "does not support negative values for beta (got -1)");
+  CHECK_HAS(KILN_ERROR_OF(huber_loss(x, t, Reduction::Mean, 0)), "[huber_loss]",
+            "does not support non-positive values for delta (got 0)");
+  CHECK_HAS(KILN_ERROR_OF(nll_loss(x, ones({4}))), "[nll_loss]", "expected scalar type Long but found Float");
+  CHECK_HAS(KILN_ERROR_OF(nll_loss(x, tensor(std::vector<int64_t>{0, 1}))), "[nll_loss]",
+            "Expected input batch_size (4) to match target batch_size (2)");
+  CHECK_HAS(KILN_ERROR_OF(nll_loss(ones({2, 3, 4}), zeros({2, 5}, kInt64))), "[nll_loss]",
+            "expected target size [2, 4], got [2, 5]");
+  CHECK_HAS(KILN_ERROR_OF(nll_loss(x, tensor(std::vector<int64_t>{0, 3, 1, 2}))), "[nll_loss]",
+            "Target 3 is out of bounds (3 classes).");
+  CHECK_HAS(KILN_ERROR_OF(cross_entropy(x, tensor(std::vector<int64_t>{0, -1, 1, 2}))), "[nll_loss]",
+            "Target -1 is out of bounds");
+  CHECK_HAS(KILN_ERROR_OF(cross_entropy(x, target, ones({2}))), "[nll_loss]",
+            "weight tensor should be defined either for all 3 classes or no classes but got weight tensor of shape: [2]");
+  CHECK_HAS(KILN_ERROR_OF(cross_entropy(x, ones({4, 2}))), "[cross_entropy]",
+            "class-probability targets must have the input's shape (input [4, 3], target [4, 2])");
+  CHECK_HAS(KILN_ERROR_OF(binary_cross_entropy(x * 2, t)), "[binary_cross_entropy]",
+            "all elements of input should be between 0 and 1");
+  CHECK_HAS(KILN_ERROR_OF(binary_cross_entropy(x, ones({4, 1}))), "[binary_cross_entropy]",
+            "Using a target size ([4, 1]) that is different to the input size ([4, 3])");
+  CHECK_HAS(KILN_ERROR_OF(binary_cross_entropy_with_logits(x, ones({3}))), "[binary_cross_entropy_with_logits]",
+            "Target size ([3]) must be the same as input size ([4, 3])");
+}

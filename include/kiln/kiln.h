@@ -10,6 +10,7 @@
 #include "kiln/functions.h"
 #include "kiln/indexing.h"
 #include "kiln/jit.h"
+#include "kiln/nn_functional.h"
 #include "kiln/options.h"
 #include "kiln/scalar.h"
 #include "kiln/shape.h"

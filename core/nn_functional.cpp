@@ -1,0 +1,269 @@
+// torch.nn.functional's layers and losses (include/kiln/nn_functional.h) as
+// compositions of kiln ops: they fuse with the work around them (a
+// cross-entropy is log_softmax's row kernel plus a masked row sum) and
+// autograd differentiates them through those ops' rules. The class masks of
+// nll_loss / one_hot are comparisons of the targets with an arange, so no
+// gather op is needed: the selected log-probability is a masked sum over the
+// class dim (where(), not a product, so -inf elsewhere in the row stays out).
+// Formulas follow PyTorch 1.13's kernels (tests/test_nn_functional.cpp holds
+// its values).
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "core/ops_common.h"
+#include "core/provenance.h"
+#include "kiln/functions.h"
+#include "kiln/nn_functional.h"
+
+namespace kiln {
+
+namespace {
+
+Tensor reduce(const Tensor& loss, Reduction r) {
+  switch (r) {
+    case Reduction::None: return loss;
+    case Reduction::Mean: return loss.mean();
+    case Reduction::Sum: return loss.sum();
+  }
+  KILN_INTERNAL_ASSERT(false, "unknown reduction ", static_cast<int>(r));
+  return loss;
+}
+
+// Shape [n, 1, ..., 1] with `trailing` ones: a per-class vector laid along
+// the class dim of a [N, C, d1, ...] tensor.
+Shape class_column(int64_t n, int64_t trailing) {
+  Shape s{n};
+  for (int64_t k = 0; k < trailing; ++k) s.push_back(1);
+  return s;
+}
+
+void check_pair(const Tensor& input, const Tensor& target, const char* op) {
+  KILN_CHECK(input.defined() && target.defined(), op, "expected defined tensors but got an undefined one");
+  check_same_device(op, {&input, &target});
+  check_floating(input, op);
+}
+
+// The elementwise losses broadcast input with target (PyTorch warns, then
+// broadcasts); a mismatch is named after the loss.
+void check_regression(const Tensor& input, const Tensor& target, const char* op) {
+  check_pair(input, target, op);
+  (void)broadcast_shapes(input.sizes(), target.sizes(), op);
+}
+
+}  // namespace
+
+// ---- layers ----
+Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias, SourceLoc loc) {
+  const LocScope at(loc);
+  KILN_CHECK(input.defined() && weight.defined(), "linear", "expected defined tensors but got an undefined one");
+  KILN_CHECK(weight.dim() == 1 || weight.dim() == 2, "linear", "weight must be 1-D or 2-D, got shape ",
+             weight.sizes());
+  KILN_CHECK(input.dim() >= 1 && input.size(-1) == weight.size(-1), "linear",
+             "input and weight shapes cannot be multiplied (input ", input.sizes(), ", weight ", weight.sizes(),
+             "): the input's last dim must equal the weight's in_features");
+  Tensor out = input.matmul(weight.dim() == 2 ? weight.t() : weight);
+  if (!bias.defined()) return out;
+  return out + bias;
+}
+
+Tensor dropout(const Tensor& input, double p, bool training, SourceLoc loc) {
+  const LocScope at(loc);
+  KILN_CHECK(p >= 0.0 && p <= 1.0, "dropout", "dropout probability has to be between 0 and 1, but got ", p);
+  check_floating(input, "dropout");
+  if (!training || p == 0.0) return input;
+  if (p == 1.0) return input * 0;  // NaN stays NaN, as PyTorch's input * zeros
+  const Tensor keep = (rand_like(input) >= p).to(input.dtype());
+  return input * (keep / (1.0 - p));
+}
+
+Tensor layer_norm(const Tensor& input, const Shape& normalized_shape, const Tensor& weight, const Tensor& bias,
+                  double eps, SourceLoc loc) {
+  const LocScope at(loc);
+  check_floating(input, "layer_norm");
+  const int64_t k = static_cast<int64_t>(normalized_shape.size());
+  const Shape& s = input.sizes();
+  bool fits = k >= 1 && k <= input.dim();
+  for (int64_t j = 0; fits && j < k; ++j) fits = s[s.size() - k + j] == normalized_shape[j];
+  KILN_CHECK(fits, "layer_norm", "Given normalized_shape=", normalized_shape, ", expected input with shape [*",
+             [&] {
+               std::string t;
+               for (int64_t d : normalized_shape) t += ", " + std::to_string(d);
+               return t;
+             }(),
+             "], but got input of size", s);
+  for (const Tensor* t : {&weight, &bias})
+    KILN_CHECK(!t->defined() || t->sizes() == normalized_shape, "layer_norm", "Expected ",
+               t == &weight ? "weight" : "bias", " to be of same shape as normalized_shape, but got ",
+               t == &weight ? "weight" : "bias", " of shape ", t->sizes(), " and normalized_shape = ",
+               normalized_shape);
+  Shape dims;
+  for (int64_t j = input.dim() - k; j < input.dim(); ++j) dims.push_back(j);
+  Tensor centered = input - input.mean(dims, true);
+  Tensor out = centered * (input.var(dims, false, true) + eps).rsqrt();
+  if (weight.defined()) out = out * weight;
+  if (bias.defined()) out = out + bias;
+  return out;
+}
+
+Tensor one_hot(const Tensor& labels, int64_t num_classes, SourceLoc loc) {
+  const LocScope at(loc);
+  KILN_CHECK(labels.defined() && labels.dtype() == DType::Int64, "one_hot",
+             "one_hot is only applicable to index tensor (got ",
+             labels.defined() ? scalar_type_name(labels.dtype()) : std::string("an undefined tensor"), ")");
+  KILN_CHECK(num_classes >= -1, "one_hot", "num_classes should be -1 or a non-negative number, got ",
+             num_classes);
+  if (labels.numel() == 0) {
+    KILN_CHECK(num_classes != -1, "one_hot", "Can not infer total number of classes from empty tensor.");
+  } else {
+    KILN_CHECK(labels.min().item<int64_t>() >= 0, "one_hot", "Class values must be non-negative.");
+    const int64_t top = labels.max().item<int64_t>();
+    if (num_classes == -1) num_classes = top + 1;
+    KILN_CHECK(top < num_classes, "one_hot", "Class values must be smaller than num_classes (", top,
+               " >= ", num_classes, ").");
+  }
+  return (labels.unsqueeze(-1) == arange(num_classes, TensorOptions(DType::Int64).device(labels.device())))
+      .to(DType::Int64);
+}
+
+// ---- regression losses ----
+Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction, SourceLoc loc) {
+  const LocScope at(loc);
+  check_regression(input, target, "mse_loss");
+  Tensor d = input - target;
+  return reduce(d * d, reduction);
+}
+
+Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction, SourceLoc loc) {
+  const LocScope at(loc);
+  check_regression(input, target, "l1_loss");
+  return reduce((input - target).abs(), reduction);
+}
+
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduction, double beta, SourceLoc loc) {
+  const LocScope at(loc);
+  check_regression(input, target, "smooth_l1_loss");
+  KILN_CHECK(beta >= 0, "smooth_l1_loss", "smooth_l1_loss does not support negative values for beta (got ",
+             beta, ")");
+  Tensor z = (input - target).abs();
+  if (beta == 0) return reduce(z, reduction);
+  return reduce(where(z < beta, z * z * 0.5 / beta, z - 0.5 * beta), reduction);
+}
+
+Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction reduction, double delta, SourceLoc loc) {
+  const LocScope at(loc);
+  check_regression(input, target, "huber_loss");
+  KILN_CHECK(delta > 0, "huber_loss", "huber_loss does not support non-positive values for delta (got ", delta,
+             ")");
+  Tensor z = (input - target).abs();
+  return reduce(where(z < delta, z * z * 0.5, (z - 0.5 * delta) * delta), reduction);
+}
+
+// ---- classification losses ----
+Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t ignore_index,
+                Reduction reduction, SourceLoc loc) {
+  const LocScope at(loc);
+  check_pair(input, target, "nll_loss");
+  KILN_CHECK(target.dtype() == DType::Int64, "nll_loss", "expected scalar type Long but found ",
+             scalar_type_name(target.dtype()), " (target ", target.sizes(), ")");
+  KILN_CHECK(input.dim() >= 1, "nll_loss", "input tensor should be 1D or more, got a 0-D input");
+  const int64_t cdim = input.dim() == 1 ? 0 : 1;
+  const int64_t C = input.size(cdim);
+  Shape want = input.sizes();
+  want.erase(want.begin() + cdim);
+  if (input.dim() == 2)
+    KILN_CHECK(target.sizes() == want, "nll_loss", "Expected input batch_size (", input.size(0),
+               ") to match target batch_size (", target.dim() >= 1 ? target.size(0) : 0, ") (input ",
+               input.sizes(), ", target ", target.sizes(), ")");
+  else
+    KILN_CHECK(target.sizes() == want, "nll_loss", "expected target size ", want, ", got ", target.sizes(),
+               " (input ", input.sizes(), ")");
+  KILN_CHECK(!weight.defined() || (weight.dim() == 1 && weight.size(0) == C), "nll_loss",
+             "weight tensor should be defined either for all ", C,
+             " classes or no classes but got weight tensor of shape: ", weight.defined() ? weight.sizes() : Shape{});
+  if (weight.defined()) check_same_device("nll_loss", {&input, &weight});
+  // An index outside [0, C) that is not ignore_index is an error, as
+  // PyTorch's: one reduction over the targets, the scan only to name one.
+  const Tensor outside = where(target == ignore_index, false, where(target < 0, true, target >= C));
+  if (target.numel() > 0 && outside.any().item<bool>())
+    for (int64_t t : target.to_vector<int64_t>())
+      KILN_CHECK(t == ignore_index || (t >= 0 && t < C), "nll_loss", "Target ", t, " is out of bounds (",
+                 C, " classes).");
+  const int64_t trailing = input.dim() - cdim - 1;
+  const Tensor t = target.unsqueeze(cdim);
+  const Tensor classes = arange(C, TensorOptions(DType::Int64).device(input.device())).reshape(class_column(C, trailing));
+  Tensor hit = t == classes;
+  if (ignore_index >= 0 && ignore_index < C) hit = where(t != ignore_index, hit, false);
+  Tensor picked = where(hit, input, 0);
+  // the mean's divisor: per target, its class weight (0 if ignored)
+  Tensor counted = (target != ignore_index).to(input.dtype());
+  if (weight.defined()) {
+    const Tensor w = weight.to(input.dtype()).reshape(class_column(C, trailing));
+    picked = picked * w;
+    counted = where(hit, w, 0).sum(cdim);
+  }
+  const Tensor loss = -picked.sum(cdim);
+  if (reduction != Reduction::Mean) return reduce(loss, reduction);
+  return loss.sum() / counted.sum();
+}
+
+Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t ignore_index,
+                     Reduction reduction, SourceLoc loc) {
+  const LocScope at(loc);
+  check_pair(input, target, "cross_entropy");
+  KILN_CHECK(input.dim() >= 1, "cross_entropy", "input tensor should be 1D or more, got a 0-D input");
+  const int64_t cdim = input.dim() == 1 ? 0 : 1;
+  const Tensor logp = input.log_softmax(cdim);
+  if (!is_floating_point(target.dtype())) return nll_loss(logp, target, weight, ignore_index, reduction);
+  // class probabilities: -sum_c w_c p_c log_softmax_c; the mean is over the
+  // elements without the class dim, whatever the weights
+  KILN_CHECK(target.sizes() == input.sizes(), "cross_entropy",
+             "class-probability targets must have the input's shape (input ", input.sizes(), ", target ",
+             target.sizes(), ")");
+  const int64_t C = input.size(cdim);
+  Tensor prod = logp * target;
+  if (weight.defined()) {
+    KILN_CHECK(weight.dim() == 1 && weight.size(0) == C, "cross_entropy", "weight tensor should be defined either for all ",
+               C, " classes or no classes but got weight tensor of shape: ", weight.sizes());
+    prod = prod * weight.to(input.dtype()).reshape(class_column(C, input.dim() - cdim - 1));
+  }
+  const Tensor loss = -prod.sum(cdim);
+  if (reduction != Reduction::Mean) return reduce(loss, reduction);
+  return loss.sum() / static_cast<double>(std::max<int64_t>(input.numel() / std::max<int64_t>(C, 1), 0));
+}
+
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight, Reduction reduction,
+                            SourceLoc loc) {
+  const LocScope at(loc);
+  check_pair(input, target, "binary_cross_entropy");
+  KILN_CHECK(input.sizes() == target.sizes(), "binary_cross_entropy", "Using a target size (", target.sizes(),
+             ") that is different to the input size (", input.sizes(), ") is deprecated. Please ensure they have the same size.");
+  // PyTorch checks the range in its kernel; NaN is outside it too.
+  KILN_CHECK(!where(input >= 0, input <= 1, false).logical_not().any().item<bool>(), "binary_cross_entropy",
+             "all elements of input should be between 0 and 1 (input ", input.sizes(), ")");
+  Tensor loss = (target - 1) * (-input).log1p().clamp_min(-100) - target * input.log().clamp_min(-100);
+  if (weight.defined()) loss = loss * weight;
+  return reduce(loss, reduction);
+}
+
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor& weight,
+                                        const Tensor& pos_weight, Reduction reduction, SourceLoc loc) {
+  const LocScope at(loc);
+  check_pair(input, target, "binary_cross_entropy_with_logits");
+  KILN_CHECK(input.sizes() == target.sizes(), "binary_cross_entropy_with_logits", "Target size (",
+             target.sizes(), ") must be the same as input size (", input.sizes(), ")");
+  // max(-x, 0) + log(e^-max + e^(-x-max)) = log(1 + e^-x) without overflow
+  const Tensor max_val = (-input).clamp_min(0);
+  const Tensor log_term = ((-max_val).exp() + (-input - max_val).exp()).log();
+  Tensor loss;
+  if (pos_weight.defined()) {
+    const Tensor log_weight = (pos_weight - 1) * target + 1;
+    loss = (1 - target) * input + log_weight * (log_term + max_val);
+  } else {
+    loss = (1 - target) * input + max_val + log_term;
+  }
+  if (weight.defined()) loss = loss * weight;
+  return reduce(loss, reduction);
+}
+
+}  // namespace kiln
