@@ -1,4 +1,4 @@
-// The scheduling pipeline: collect -> partition -> fuse-rows -> lower.
+// The scheduling pipeline: collect -> partition -> fuse-rows -> lower -> merge.
 #include "jit/schedule.h"
 
 #include <algorithm>
@@ -360,10 +360,35 @@ bool lower_all(const Graph& g, NodeSet& mat, CutMap& cuts, const MatmulReads& re
   return true;
 }
 
-// merge: roots with the same iteration space whose steps do not depend on
-// each other become one multi-output kernel.
-void merge_roots(std::vector<Step>& steps, const NodeSet& mat, const std::vector<NodePtr>& roots) {
-  if (roots.size() < 2) return;
+// merge: kernels with the same iteration space whose steps do not depend on
+// each other become one multi-output kernel: the roots evaluated together
+// (horizontal fusion), and stored siblings that one later step reads (two
+// row sums whose reader reduces over other dims: stored apart, computed in
+// one pass over the rows). Only those are tried, so that a large graph does
+// not pay a trial lowering for every pair of its kernels.
+void merge_independent(std::vector<Step>& steps, const NodeSet& mat, const std::vector<NodePtr>& roots) {
+  auto mergeable = [](const Step& s) {
+    return s.kind == StepKind::Kernel && !s.outputs.empty() && s.outputs[0]->op != Op::Cat &&
+           s.outputs[0]->op != Op::Assign;
+  };
+  NodeSet eligible;
+  if (roots.size() >= 2)
+    for (const NodePtr& r : roots) eligible.insert(r.get());
+  {
+    std::unordered_map<const Node*, const Step*> producer;
+    for (const Step& st : steps)
+      if (mergeable(st))
+        for (const Node* out : st.outputs) producer[out] = &st;
+    for (const Step& st : steps) {
+      std::vector<const Node*> sibs;
+      for (const Node* in : st.inputs) {
+        auto it = producer.find(in);
+        if (it != producer.end() && std::find(sibs.begin(), sibs.end(), in) == sibs.end()) sibs.push_back(in);
+      }
+      if (sibs.size() >= 2) eligible.insert(sibs.begin(), sibs.end());
+    }
+  }
+  if (eligible.size() < 2) return;
   // Which stored nodes each step's output depends on (through stored inputs).
   std::unordered_map<const Node*, NodeSet> deps;
   for (const Step& st : steps)
@@ -375,19 +400,13 @@ void merge_roots(std::vector<Step>& steps, const NodeSet& mat, const std::vector
         if (it != deps.end()) d.insert(it->second.begin(), it->second.end());
       }
     }
-  auto mergeable = [](const Step& s) {
-    return s.kind == StepKind::Kernel && !s.outputs.empty() && s.outputs[0]->op != Op::Cat &&
-           s.outputs[0]->op != Op::Assign;
-  };
-  NodeSet root_set;
-  for (const NodePtr& r : roots) root_set.insert(r.get());
   // The merged step runs where its last member ran, so every member's inputs
   // exist by then; members must not be read by the steps it moves past.
   for (size_t i = 0; i < steps.size(); ++i) {
-    if (!mergeable(steps[i]) || !root_set.count(steps[i].outputs[0])) continue;
+    if (!mergeable(steps[i]) || !eligible.count(steps[i].outputs[0])) continue;
     size_t pos = i;
     for (size_t j = i + 1; j < steps.size(); ++j) {
-      if (!mergeable(steps[j]) || !root_set.count(steps[j].outputs[0])) continue;
+      if (!mergeable(steps[j]) || !eligible.count(steps[j].outputs[0])) continue;
       // steps[j] may itself be a merged step: all its outputs join.
       const std::vector<const Node*>& group = steps[pos].outputs;
       const std::vector<const Node*>& cands = steps[j].outputs;
@@ -678,7 +697,7 @@ Schedule schedule(const std::vector<NodePtr>& roots, const ScheduleOptions& opti
   if (options.fusion) fuse_rows(g, materialized, cuts);
   while (!lower_all(g, materialized, cuts, reads, s.steps)) {
   }
-  if (options.fusion) merge_roots(s.steps, materialized, roots);
+  if (options.fusion) merge_independent(s.steps, materialized, roots);
   ++counters().schedules;
   if (jit_log_enabled())
     jit_log("schedule cache miss (no graph of this structure, sharing and evaluated inputs was scheduled before): " +

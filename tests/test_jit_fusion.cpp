@@ -126,6 +126,18 @@ TEST_CASE("jit fusion: the rounding and special-function ops and the activations
   check_values(g[0]);
 }
 
+TEST_CASE("jit fusion: sibling row reductions stored for one reader share a kernel") {
+  // Both row sums are stored (their reader reduces over the rows), and
+  // computed in one pass: two kernels, not three.
+  Tensor x = data({6, 10}, 3), w = data({10}, 2);
+  Tensor ratio = ((x * w).sum(1) / (x.exp() * w.abs()).sum(1)).sum();
+  jit::Schedule s = plan(ratio);
+  REQUIRE(s.steps.size() == 2);
+  CHECK(s.steps[0].outputs.size() == 2);
+  CHECK(s.steps[0].why.cut == jit::Cut::Merged);
+  check_values(ratio, 1e-5, false);
+}
+
 TEST_CASE("jit fusion: reductions fuse with what feeds them and what reads them") {
   Tensor a = data({6, 10}), b = data({6, 10}, 2);
   CHECK(kernels((a * b).sum()) == 1);
