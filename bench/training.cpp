@@ -10,7 +10,8 @@
 //      a breakdown of kiln's epoch into its phases.
 //  (b) the MLP step of examples/mlp.cpp: 784-256-10, ReLU, softmax
 //      cross-entropy against one-hot targets, batch 128 (one fixed batch),
-//      SGD. Per step: kiln, kiln unfused, LibTorch.
+//      SGD. Per step: kiln, kiln unfused, LibTorch; and both libraries'
+//      cross_entropy on the labels instead of the one-hot expression.
 //  (c) graph building: the linear regression's forward and backward built
 //      without evaluating anything; the new graph nodes are counted by
 //      walking the graph (kiln's internal core/ headers, bench-only).
@@ -277,7 +278,7 @@ Row run_torch_lr(const LrData& d, const Options& opt) {
     row.result = {w.item<float>(), b.item<float>()};
   });
 #else
-  (void)d, (void)opt;
+  (void)variant, (void)library_loss, (void)d, (void)opt;
   return torch_not_built();
 #endif
 }
@@ -316,15 +317,24 @@ MlpData make_mlp_data() {
   return d;
 }
 
+// The loss of examples/mlp.cpp: log_softmax against one-hot rows;
+// arange(n) is kiln::arange or torch::arange.
+template <typename Arange> struct OneHotLoss {
+  Arange arange;
+  template <typename Tensor> Tensor operator()(const Tensor& logits, const Tensor& labels) const {
+    auto one_hot = (labels.unsqueeze(1) == arange(kClasses)).to(logits.scalar_type());
+    return -(logits.log_softmax(1) * one_hot).sum(1).mean();
+  }
+};
+
 // The training step of examples/mlp.cpp (params: w1, b1, w2, b2), one source
-// for kiln and LibTorch; arange(n) is kiln::arange or torch::arange.
-template <typename Tensor, typename NoGradGuard, typename Arange>
-Tensor mlp_step(const Tensor& x, const Tensor& labels, std::vector<Tensor>& params,
-                const Arange& arange) {
+// for kiln and LibTorch, with the loss given (one-hot rows, or the library's
+// cross_entropy on the labels).
+template <typename Tensor, typename NoGradGuard, typename Loss>
+Tensor mlp_step(const Tensor& x, const Tensor& labels, std::vector<Tensor>& params, const Loss& loss_fn) {
   auto h = (x.matmul(params[0]) + params[1]).relu();
   auto logits = h.matmul(params[2]) + params[3];
-  auto one_hot = (labels.unsqueeze(1) == arange(kClasses)).to(x.scalar_type());
-  auto loss = -(logits.log_softmax(1) * one_hot).sum(1).mean();
+  auto loss = loss_fn(logits, labels);
   loss.backward();
   {
     NoGradGuard no_grad;
@@ -344,7 +354,9 @@ torch::Tensor to_torch(const kiln::Tensor& t) {
 }
 #endif
 
-Row run_kiln_mlp(const std::string& variant, bool fusion, const MlpData& d, const Options& opt) {
+// The loss: one-hot rows (examples/mlp.cpp), or kiln::cross_entropy (which
+// range-checks the labels every step: one small evaluation more).
+Row run_kiln_mlp(const std::string& variant, bool fusion, bool library_loss, const MlpData& d, const Options& opt) {
   return run_variant(variant, [&](Row& row) {
     kiln::set_fusion_enabled(fusion);
     std::vector<kiln::Tensor> params;
@@ -354,9 +366,13 @@ Row run_kiln_mlp(const std::string& variant, bool fusion, const MlpData& d, cons
       params.push_back(p.requires_grad_());
     }
     kiln::Tensor loss;
+    auto arange = [](int64_t n) { return kiln::arange(n); };
     auto step = [&] {
-      loss = mlp_step<kiln::Tensor, kiln::NoGradGuard>(
-          d.x, d.labels, params, [](int64_t n) { return kiln::arange(n); });
+      if (library_loss)
+        loss = mlp_step<kiln::Tensor, kiln::NoGradGuard>(
+            d.x, d.labels, params, [](const kiln::Tensor& z, const kiln::Tensor& l) { return kiln::cross_entropy(z, l); });
+      else
+        loss = mlp_step<kiln::Tensor, kiln::NoGradGuard>(d.x, d.labels, params, OneHotLoss<decltype(arange)>{arange});
     };
     time_cold_call(row, step);
     for (int s = 1; s < opt.mlp_warmup; ++s) step();
@@ -368,16 +384,21 @@ Row run_kiln_mlp(const std::string& variant, bool fusion, const MlpData& d, cons
   });
 }
 
-Row run_torch_mlp(const MlpData& d, const Options& opt) {
+Row run_torch_mlp(const std::string& variant, bool library_loss, const MlpData& d, const Options& opt) {
 #ifdef KILN_BENCH_HAVE_TORCH
-  return run_variant("libtorch", [&](Row& row) {
+  return run_variant(variant, [&](Row& row) {
     auto x = to_torch(d.x), labels = to_torch(d.labels);
     std::vector<torch::Tensor> params;
     for (const auto& v : d.init) params.push_back(to_torch(v).requires_grad_());
     torch::Tensor loss;
+    auto arange = [](int64_t n) { return torch::arange(n); };
     auto step = [&] {
-      loss = mlp_step<torch::Tensor, torch::NoGradGuard>(
-          x, labels, params, [](int64_t n) { return torch::arange(n); });
+      if (library_loss)
+        loss = mlp_step<torch::Tensor, torch::NoGradGuard>(x, labels, params, [](const torch::Tensor& z, const torch::Tensor& l) {
+          return torch::nn::functional::cross_entropy(z, l);
+        });
+      else
+        loss = mlp_step<torch::Tensor, torch::NoGradGuard>(x, labels, params, OneHotLoss<decltype(arange)>{arange});
     };
     time_cold_call(row, step, false);
     for (int s = 1; s < opt.mlp_warmup; ++s) step();
@@ -385,7 +406,7 @@ Row run_torch_mlp(const MlpData& d, const Options& opt) {
     row.t = summarize(run_samples(opt.samples, opt.steps, nullptr, step, nullptr), opt.steps);
   });
 #else
-  (void)d, (void)opt;
+  (void)variant, (void)library_loss, (void)d, (void)opt;
   return torch_not_built();
 #endif
 }
@@ -567,9 +588,11 @@ int main(int argc, char** argv) {
                 opt.mlp_warmup);
     MlpData mlp = make_mlp_data();
     std::vector<Row> rows;
-    rows.push_back(run_kiln_mlp("kiln", true, mlp, opt));
-    rows.push_back(run_kiln_mlp("kiln unfused", false, mlp, opt));
-    rows.push_back(run_torch_mlp(mlp, opt));
+    rows.push_back(run_kiln_mlp("kiln", true, false, mlp, opt));
+    rows.push_back(run_kiln_mlp("kiln unfused", false, false, mlp, opt));
+    rows.push_back(run_kiln_mlp("kiln cross_entropy", true, true, mlp, opt));
+    rows.push_back(run_torch_mlp("libtorch", false, mlp, opt));
+    rows.push_back(run_torch_mlp("libtorch cross_entropy", true, mlp, opt));
     const Row* torch = find(rows, "libtorch");
     check_rows(rows, torch ? torch : find(rows, "kiln"), 1e-3);
     for (const auto& r : rows) all_ok = all_ok && r.ok;

@@ -118,19 +118,19 @@ const Row* find(const std::vector<Row>& rows, const std::string& variant) {
 
 void print_rows(const char* unit, double scale, const std::vector<Row>& rows, const Row* torch,
                 const Row* hand) {
-  std::printf("  %-13s %10s %10s %10s %8s %8s %7s %7s %7s %7s %6s %9s %15s  %s\n", "variant", unit,
+  std::printf("  %-22s %10s %10s %10s %8s %8s %7s %7s %7s %7s %6s %9s %15s  %s\n", "variant", unit,
               "min", "max", "x torch", "x hand", "kern", "evals", "sched", "BLAS", "MB",
               "compiled", "first (c/disk)", "check");
   for (const auto& r : rows) {
     if (!r.ran) {
-      std::printf("  %-13s %s\n", r.variant.c_str(), r.skipped.c_str());
+      std::printf("  %-22s %s\n", r.variant.c_str(), r.skipped.c_str());
       continue;
     }
     std::string check = r.error < 0 ? "ref" : r.ok ? "ok" : "MISMATCH " + fmt(r.error, "%.1e");
     std::string first = fmt_time(r.first_s);
     if (r.compiled_first >= 0)
       first += " (" + std::to_string(r.compiled_first) + "/" + std::to_string(r.disk_hits_first) + ")";
-    std::printf("  %-13s %10s %10s %10s %8s %8s %7s %7s %7s %7s %6s %9s %15s  %s\n",
+    std::printf("  %-22s %10s %10s %10s %8s %8s %7s %7s %7s %7s %6s %9s %15s  %s\n",
                 r.variant.c_str(), fmt(r.t.median * scale, "%.2f").c_str(),
                 fmt(r.t.min * scale, "%.2f").c_str(), fmt(r.t.max * scale, "%.2f").c_str(),
                 torch ? fmt(r.t.median / torch->t.median, "%.2f").c_str() : "-",
