@@ -14,7 +14,8 @@ enum class OpClass : uint8_t {
   Binary,       // elementwise, two inputs of the output's shape
   Ternary,      // elementwise, three inputs of the output's shape
   View,         // reads its input through (sizes, strides, offset): no copy
-  Write,        // its input with a strided region replaced: in-place writes
+  Write,        // its first input with a region replaced or added to: in-place writes
+  Index,        // reads its first input at positions its second input holds
   Reduce,       // reduces dims (kept as size 1) of its input
   Contraction,  // matmul
   Join,         // concatenation
@@ -36,6 +37,12 @@ enum class OpClass : uint8_t {
 //   AsStrided   ints {offset, strides...}: out[i] = flat(in)[offset + i.strides]
 //   Assign      inputs {base, src}, ints {offset, strides...}: base with the
 //               region of src's shape at (offset, strides) replaced by src
+//   Gather      inputs {x, index (int64, the output's shape, same rank as x)},
+//               ints {dim}: out[i] = x[i with i[dim] = index[i]]; the front
+//               end has checked every index against x's size
+//   ScatterAdd  inputs {base, index (int64), src (index's shape)}, ints {dim}:
+//               base, then out[j with j[dim] = index[j]] += src[j] for every j
+//               in order (Gather's gradient)
 //   reductions  ints: the reduced dims, sorted; shape keeps them as 1
 //   Matmul      inputs [..., M, K] and [..., K, N] with equal batch dims
 //   Cat         ints {dim}
@@ -86,6 +93,8 @@ enum class OpClass : uint8_t {
   X(Where, Ternary, 3)            \
   X(AsStrided, View, 1)           \
   X(Assign, Write, 2)             \
+  X(ScatterAdd, Write, 3)         \
+  X(Gather, Index, 2)             \
   X(Sum, Reduce, 1)               \
   X(Prod, Reduce, 1)              \
   X(Max, Reduce, 1)               \

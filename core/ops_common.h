@@ -46,6 +46,11 @@ void check_fill_value(const Scalar& v, DType dtype, const char* op);
 // implemented for Long: expected a floating point tensor (shape [3])".
 void check_floating(const Tensor& x, const char* op);
 
+// The Gather / ScatterAdd nodes (gather.cpp) for indices known to be in
+// range (the gradients of gather and scatter_add reuse checked ones).
+Tensor gather_node(const Tensor& x, int64_t dim, const Tensor& index, const char* op);
+Tensor scatter_add_node(const Tensor& base, int64_t dim, const Tensor& index, const Tensor& src, const char* op);
+
 // The options of a *_like factory: o's dtype and device, else t's (t must
 // be defined), and o's requires_grad.
 TensorOptions like_options(const Tensor& t, const TensorOptions& o);

@@ -95,8 +95,24 @@ void check_loaded_node(int64_t id, Op op, DType dtype, const Shape& shape, const
       break;
     case OpClass::Write:
       c.require(in[0]->shape == shape, "a base of shape ", in[0]->shape, " for shape ", shape);
+      if (op == Op::ScatterAdd) {
+        c.require(a.ints.size() == 1 && a.ints[0] >= 0 && a.ints[0] < static_cast<int64_t>(shape.size()),
+                  "needs a dim in range");
+        c.require(in[1]->dtype == DType::Int64 && in[1]->shape.size() == shape.size(), "needs an int64 index of its rank");
+        c.require(in[2]->shape == in[1]->shape && in[2]->dtype == dtype && in[0]->dtype == dtype,
+                  "needs a source of the index's shape and its dtype");
+        break;
+      }
       same_dtype(0);
       check_strided(c, in[1]->shape, a, shape.numel());
+      break;
+    case OpClass::Index:  // Gather; the index values themselves are data
+      c.require(a.ints.size() == 1 && a.ints[0] >= 0 && a.ints[0] < static_cast<int64_t>(shape.size()),
+                "needs a dim in range");
+      c.require(in[1]->dtype == DType::Int64 && in[1]->shape == shape, "needs an int64 index of its shape");
+      c.require(in[0]->dtype == dtype && in[0]->shape.size() == shape.size(), "reads an input of its dtype and rank");
+      for (size_t d = 0; d < shape.size(); ++d)
+        c.require(static_cast<int64_t>(d) == a.ints[0] || shape[d] <= in[0]->shape[d], "index larger than its input");
       break;
     case OpClass::Reduce: {
       const Shape& x = in[0]->shape;

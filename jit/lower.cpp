@@ -122,7 +122,14 @@ ValueId Lowerer::compute(const Node* n, const Idx& idx) {
     case Op::Matmul:
       if (matmul_inline(*n)) return reduction(n, idx);
       break;
+    case Op::Gather: {  // x at idx with the gathered dim's index replaced by index's value
+      Idx at = idx;
+      const int64_t d = n->attrs.ints[0];
+      at[static_cast<size_t>(d)] = cast(value(n->inputs[1].get(), idx), DType::Int64);
+      return value(n->inputs[0].get(), at);
+    }
     case Op::Assign:
+    case Op::ScatterAdd:
     case Op::Cat:
       break;
   }
@@ -292,7 +299,41 @@ Lowered Lowerer::lower_cat(int part) {
   return lower_scatter(src, &root_, offset, strides);
 }
 
+// out[j with j[d] = index[j]] += src[j]: loops over the index's shape with
+// d innermost and serial, so that two j adding into one element run in one
+// thread in order (the reference's order); the parallel loop is another dim,
+// whose slices write disjoint elements.
+Lowered Lowerer::lower_scatter_add() {
+  const Node* index = root_.inputs[1].get();
+  const Node* src = root_.inputs[2].get();
+  const int64_t d = root_.attrs.ints[0];
+  const int64_t r = src->rank();
+  std::vector<int64_t> dims;
+  for (int64_t k = 0; k < r; ++k)
+    if (k != d) dims.push_back(k);
+  dims.push_back(d);
+  std::vector<Stmt> top;
+  Idx idx(static_cast<size_t>(r));
+  // rank 1: every j may add into one element, so one serial loop inside a
+  // parallel loop of extent 1
+  std::vector<Stmt>* body = r > 1 ? open_loops(src, dims, idx, top, true) : open_loops(src, dims, idx, *single(top), false);
+  Idx at = idx;
+  at[static_cast<size_t>(d)] = cast(value(index, idx), DType::Int64);
+  const ValueId flat = ravel(&root_, at);
+  const ValueId v = cast(value(src, idx), root_.dtype);
+  const int32_t slot = output_slot(root_.dtype);  // after every input's slot
+  Value old{VOp::Load, root_.dtype};  // the element so far: the base, or earlier additions
+  old.a = slot;
+  old.args[0] = flat;
+  const ValueId sum = op2(VOp::Add, root_.dtype, add(old), v);
+  store(body, slot, flat, sum);
+  k_.body = std::move(top);
+  work_ = src->numel();
+  return finish();
+}
+
 Lowered Lowerer::lower_assign_scatter() {
+  if (root_.op == Op::ScatterAdd) return lower_scatter_add();
   const auto& a = root_.attrs.ints;
   const Node* src = root_.inputs[1].get();
   std::vector<ValueId> strides;
@@ -309,8 +350,9 @@ Lowered Lowerer::lower_group(const std::vector<const Node*>& group) {
   std::vector<const Node*> outs;
   bool writes = false;  // an Assign writes into a buffer the kernel may also read
   for (const Node* g : group) {
-    outs.push_back(g->op == Op::Assign ? g->inputs[0].get() : g);
-    writes = writes || g->op == Op::Assign;
+    const bool write = g->cls() == OpClass::Write;  // Assign, ScatterAdd
+    outs.push_back(write ? g->inputs[0].get() : g);
+    writes = writes || write;
   }
   std::vector<const Node*> reds;
   NodeSet seen;

@@ -66,7 +66,8 @@ int64_t node_ops(const Node& n) {
     case OpClass::Unary:
     case OpClass::Binary:
     case OpClass::Ternary:
-    case OpClass::Random: return n.numel();
+    case OpClass::Random:
+    case OpClass::Index: return n.numel();
     case OpClass::Reduce: return n.inputs[0]->numel();
     case OpClass::Contraction: return sat_mul(2 * n.numel(), n.inputs[0]->shape.back());  // multiply-add per K
     case OpClass::Source:
@@ -112,6 +113,7 @@ int64_t step_bytes_written(const Schedule& s, size_t step) {
   auto bytes = [](const Node& n, DType dt) { return sat_mul(n.numel(), static_cast<int64_t>(element_size(dt))); };
   if (first.op == Op::Cat) return bytes(*first.inputs[step_part(s, step)], first.dtype);
   if (first.op == Op::Assign && !st.base_copy) return bytes(*first.inputs[1], first.dtype);
+  if (first.op == Op::ScatterAdd && !st.base_copy) return bytes(*first.inputs[2], first.dtype);
   int64_t n = 0;
   for (const Node* o : st.outputs) n = sat_add(n, bytes(*o, o->dtype));
   return n;
@@ -127,7 +129,7 @@ Plan describe_plan(const GraphView& g, Schedule s) {
     e.name = st.kind == StepKind::Matmul ? "matmul" : st.code->ir.name;
     const Node* first = st.outputs[0];
     std::vector<const Node*> starts;
-    if (first->op == Op::Cat || first->op == Op::Assign) {
+    if (first->op == Op::Cat || first->cls() == OpClass::Write) {
       // one step of several over the node: its part's source
       const size_t part = step_part(p.schedule, i);
       starts = {first->inputs[std::min(part, first->inputs.size() - 1)].get()};

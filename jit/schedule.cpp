@@ -237,8 +237,18 @@ void partition(const Graph& g, const std::vector<NodePtr>& roots, const Schedule
         }
         break;
       case OpClass::Join: store(mat, cuts, n, Cut::Join); break;
+      case OpClass::Index: {
+        // x is read where the index says: stored unless it is memory already
+        // (or views of memory, which index arithmetic reads in place)
+        const Node* x = n->inputs[0].get();
+        while (!has_value(*x) && !mat.count(x) && is_view(x->op)) x = x->inputs[0].get();
+        if (!has_value(*x) && !mat.count(x)) store(mat, cuts, x, Cut::IndexedRead);
+        if (!opt.fusion) store(mat, cuts, n, Cut::FusionOff);
+        break;
+      }
       case OpClass::Write: {
         store(mat, cuts, n, Cut::Write);
+        if (n->op == Op::ScatterAdd) break;
         // A source computed from the tensor it is written into (x[0] += 1)
         // is stored first, so that the scatter does not read the base and
         // the write can go into the base's buffer (executor.cpp): storing
@@ -290,10 +300,10 @@ void fuse_rows(const Graph& g, NodeSet& mat, CutMap& cuts) {
         changed = true;
         break;
       }
-      // A reduction cannot be computed inside a Cat part or Assign scatter.
+      // A reduction cannot be computed inside a Cat part or a write's scatter.
       if (reduces(*n))
         for (const Node* owner : o)
-          if (owner->op == Op::Cat || owner->op == Op::Assign) {
+          if (owner->op == Op::Cat || owner->cls() == OpClass::Write) {
             store(mat, cuts, n, Cut::ReductionInJoin);
             changed = true;
             break;
@@ -308,7 +318,7 @@ void fuse_rows(const Graph& g, NodeSet& mat, CutMap& cuts) {
 Boundary boundary_of(const Node* n, const CutMap& cuts) {
   if (n->op == Op::Matmul && !matmul_inline(*n)) return {Cut::MatmulLibrary, "K > 16 and neither a thin nor a tiny product"};
   if (n->op == Op::Cat) return {Cut::Join};
-  if (n->op == Op::Assign) return {Cut::Write};
+  if (n->cls() == OpClass::Write) return {Cut::Write};
   auto it = cuts.find(n);
   KILN_INTERNAL_ASSERT(it != cuts.end(), "no reason recorded for storing ", op_name(n->op));
   return it->second;
@@ -344,7 +354,7 @@ bool lower_all(const Graph& g, NodeSet& mat, CutMap& cuts, const MatmulReads& re
         steps.push_back(std::move(s));
       } else if (n->op == Op::Cat) {
         for (size_t part = 0; part < n->inputs.size(); ++part) push(lower_node(*n, mat, static_cast<int>(part)));
-      } else if (n->op == Op::Assign) {
+      } else if (n->cls() == OpClass::Write) {  // Assign, ScatterAdd: the base, then the write
         push(lower_node(*n, mat));
         steps.back().base_copy = true;
         push(lower_assign_scatter(*n, mat));
@@ -369,7 +379,7 @@ bool lower_all(const Graph& g, NodeSet& mat, CutMap& cuts, const MatmulReads& re
 void merge_independent(std::vector<Step>& steps, const NodeSet& mat, const std::vector<NodePtr>& roots) {
   auto mergeable = [](const Step& s) {
     return s.kind == StepKind::Kernel && !s.outputs.empty() && s.outputs[0]->op != Op::Cat &&
-           s.outputs[0]->op != Op::Assign;
+           s.outputs[0]->cls() != OpClass::Write;
   };
   NodeSet eligible;
   if (roots.size() >= 2)
@@ -610,6 +620,7 @@ const char* cut_name(Cut c) {
     case Cut::Join: return "cat";
     case Cut::Write: return "inplace-write";
     case Cut::WriteSource: return "write-source";
+    case Cut::IndexedRead: return "indexed-read";
     case Cut::SharedReduction: return "shared-reduction";
     case Cut::ReductionInJoin: return "reduction-in-write";
     case Cut::OtherRows: return "other-rows";
@@ -630,6 +641,7 @@ const char* cut_text(Cut c) {
     case Cut::Join: return "a cat: one kernel per part";
     case Cut::Write: return "an in-place write: a scatter into the base (copied first unless its buffer is free)";
     case Cut::WriteSource: return "the value of an in-place write, computed from the tensor written: stored so the write can go in place";
+    case Cut::IndexedRead: return "the input of a gather, read at positions its index holds: stored so it can be read anywhere";
     case Cut::SharedReduction: return "a reduction read by several kernels";
     case Cut::ReductionInJoin: return "a reduction read by a cat part or an in-place write";
     case Cut::OtherRows: return "a reduction its reader cannot compute in its own loops";

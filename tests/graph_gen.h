@@ -73,6 +73,7 @@ struct Weights {
   int join = 0;
   int inplace = 0;
   int grad = 0;  // floating leaves that require grad, and kiln::grad of a result
+  int indexed = 1;  // gather, index_select, scatter_add with literal indices
 };
 
 class Gen {
@@ -227,7 +228,7 @@ class Gen {
         {w_.scalar_binary, &Gen::scalar_binary}, {w_.where_clamp, &Gen::where_clamp},
         {w_.cast, &Gen::cast},         {w_.view, &Gen::view},           {w_.reduce, &Gen::reduce},
         {w_.matmul, &Gen::matmul},     {w_.join, &Gen::join},           {w_.inplace, &Gen::inplace},
-        {w_.grad, &Gen::grad}};
+        {w_.grad, &Gen::grad},         {w_.indexed, &Gen::indexed}};
     int total = 0;
     for (const auto& t : table) total += t.first;
     int x = static_cast<int>(uni(0, total - 1));
@@ -420,6 +421,38 @@ class Gen {
       return;
     }
     unary_instr(a, std::string(".") + u.name + "()", [f](const Tensor& t) { return (t.*f)(kiln::SourceLoc::current()); }, u.inexact);
+  }
+
+  // gather / index_select / scatter_add along a random dim, the indices a
+  // literal int64 tensor in range (repeats included: scatter_add adds).
+  void indexed() {
+    const int a = pick_var([](const Tensor& t) { return t.dim() >= 1 && t.numel() > 0; });
+    if (a < 0) return;
+    const Shape xs = var(a).sizes();
+    const int64_t d = uni(0, static_cast<int64_t>(xs.size()) - 1);
+    const int64_t kind = uni(0, 2);
+    Shape is = xs;
+    if (kind == 1) is = {uni(0, 4)};
+    else
+      for (size_t k = 0; k < is.size(); ++k) is[k] = static_cast<int64_t>(k) == d ? uni(0, 3) : uni(0, xs[k]);
+    std::vector<int64_t> vals(static_cast<size_t>(is.numel()));
+    std::string lit;
+    for (size_t k = 0; k < vals.size(); ++k) {
+      vals[k] = uni(0, xs[static_cast<size_t>(d)] - 1);
+      lit += (k ? ", " : "") + std::to_string(vals[k]);
+    }
+    const std::string index = "kiln::tensor(std::vector<int64_t>{" + lit + "}).reshape(" + shape_text(is) + ")";
+    auto idx = [vals, is] { return kiln::tensor(vals).reshape(is); };
+    const std::string ds = std::to_string(d);
+    if (kind == 0) {
+      unary_instr(a, ".gather(" + ds + ", " + index + ")", [d, idx](const Tensor& t) { return t.gather(d, idx()); });
+    } else if (kind == 1) {
+      unary_instr(a, ".index_select(" + ds + ", " + index + ")",
+                  [d, idx](const Tensor& t) { return t.index_select(d, idx()); });
+    } else {  // x.scatter_add(d, index, x): x's own values added where the index says
+      unary_instr(a, ".scatter_add(" + ds + ", " + index + ", " + vname(a) + ")",
+                  [d, idx](const Tensor& t) { return t.scatter_add(d, idx(), t); });
+    }
   }
 
   void binary() {

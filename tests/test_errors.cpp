@@ -619,3 +619,29 @@ TEST_CASE("errors: nn layers and losses") {
   CHECK_HAS(KILN_ERROR_OF(binary_cross_entropy_with_logits(x, ones({3}))), "[binary_cross_entropy_with_logits]",
             "Target size ([3]) must be the same as input size ([4, 3])");
 }
+
+TEST_CASE("errors: gather, index_select, scatter_add, embedding") {
+  const Tensor x = ones({3, 4});
+  const Tensor i = tensor(std::vector<int64_t>{0, 1, 2, 1}).reshape({2, 2});
+  CHECK_HAS(KILN_ERROR_OF(x.gather(0, i.to(kInt32))), "[gather]", "Expected dtype int64 for index, got Int (index [2, 2])");
+  CHECK_HAS(KILN_ERROR_OF(x.gather(0, i.reshape({4}))), "[gather]",
+            "Index tensor must have the same number of dimensions as input tensor (input [3, 4], index [4])");
+  CHECK_HAS(KILN_ERROR_OF(x.gather(1, zeros({4, 2}, kInt64))), "[gather]",
+            "Size does not match at dimension 0 expected index [4, 2] to be smaller than self [3, 4] apart from dimension 1");
+  CHECK_HAS(KILN_ERROR_OF(x.gather(0, i * 2)), "[gather]", "index 4 is out of bounds for dimension 0 with size 3");
+  CHECK_HAS(KILN_ERROR_OF(x.gather(1, i - 1)), "[gather]", "index -1 is out of bounds for dimension 1 with size 4");
+  CHECK_HAS(KILN_ERROR_OF(x.gather(2, i)), "[gather]", "Dimension out of range");
+  CHECK_HAS(KILN_ERROR_OF(x.index_select(0, i)), "[index_select]", "Index is supposed to be a vector (index [2, 2])");
+  CHECK_HAS(KILN_ERROR_OF(x.index_select(1, tensor(std::vector<int64_t>{4}))), "[index_select]",
+            "index 4 is out of bounds for dimension 1 with size 4");
+  CHECK_HAS(KILN_ERROR_OF(x.scatter_add(0, i, ones({2, 2}, kFloat64))), "[scatter_add]",
+            "Expected self.dtype to be equal to src.dtype (Float and Double)");
+  CHECK_HAS(KILN_ERROR_OF(x.scatter_add(0, i, ones({1, 2}))), "[scatter_add]",
+            "Expected index [2, 2] to be smaller than self [3, 4] apart from dimension 0 and to be smaller size than src [1, 2]");
+  CHECK_HAS(KILN_ERROR_OF(x.scatter_add(0, i + 2, ones({2, 2}))), "[scatter_add]", "index 3 is out of bounds for dimension 0 with size 3");
+  CHECK_HAS(KILN_ERROR_OF(ones({3}, kBool).scatter_add(0, i.reshape({4}).narrow(0, 0, 2), ones({2}, kBool))), "[scatter_add]",
+            "not implemented for 'Bool'");
+  CHECK_HAS(KILN_ERROR_OF(embedding(i, ones({4}))), "[embedding]", "'weight' must be 2-D (weight [4])");
+  CHECK_HAS(KILN_ERROR_OF(embedding(i.to(kFloat32), x)), "[embedding]", "to have scalar type Long; but got Float instead");
+  CHECK_HAS(KILN_ERROR_OF(embedding(i + 2, x)), "[embedding]", "index 3 is out of bounds for dimension 0 with size 3");
+}

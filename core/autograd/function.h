@@ -80,6 +80,8 @@ namespace kiln::autograd {
   X(SoftmaxBackward0, "SoftmaxBackward0", Softmax)             \
   X(LogSoftmaxBackward0, "LogSoftmaxBackward0", LogSoftmax)    \
   X(CatBackward0, "CatBackward0", Cat)                         \
+  X(GatherBackward0, "GatherBackward0", Gather)                \
+  X(ScatterAddBackward0, "ScatterAddBackward0", ScatterAdd)    \
   X(StackBackward0, "StackBackward0", Stack)                   \
   X(SelectBackward0, "SelectBackward0", Select)                \
   X(UnbindBackward0, "UnbindBackward0", Select)                \

@@ -253,6 +253,15 @@ RULE(LogSoftmax) {
   Tensor y = f.saved_tensor(0);
   return {g - y.exp() * g.sum(f.ints[0], true)};
 }
+// gather's gradient adds g into zeros where the index read (saved: the
+// index, checked when gather was called).
+RULE(Gather) {
+  return {scatter_add_node(zeros_of(f.inputs[0].sizes, g), f.ints[0], f.saved_tensor(0), g, "gather_backward")};
+}
+RULE(ScatterAdd) {  // self's gradient passes; src's is g read where src was added
+  return {f.needs(0) ? g : Tensor(),
+          f.needs(1) ? gather_node(g, f.ints[0], f.saved_tensor(0), "scatter_add_backward") : Tensor()};
+}
 RULE(Cat) {  // ints {dim, size of each input along dim...}
   Grads r;
   int64_t offset = 0;

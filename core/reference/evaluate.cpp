@@ -54,6 +54,8 @@ BufferPtr compute(const Node& n, const Inputs& in) {
     case Op::Where: return eval_ternary(n, in);
     case Op::AsStrided: return eval_as_strided(n, in);
     case Op::Assign: return eval_assign(n, in);
+    case Op::ScatterAdd: return eval_scatter_add(n, in);
+    case Op::Gather: return eval_gather(n, in);
     case Op::Sum: case Op::Prod: case Op::Max: case Op::Min: case Op::ArgMax: case Op::ArgMin:
     case Op::All: case Op::Any:
       return eval_reduce(n, in);
@@ -74,7 +76,8 @@ bool class_matches(const Node& n) {
     case OpClass::Binary: return n.inputs.size() == 2;
     case OpClass::Ternary: return n.inputs.size() == 3;
     case OpClass::View: return n.inputs.size() == 1;
-    case OpClass::Write: return n.inputs.size() == 2;
+    case OpClass::Write: return n.inputs.size() == (n.op == Op::ScatterAdd ? 3u : 2u);
+    case OpClass::Index: return n.inputs.size() == 2;
     case OpClass::Reduce: return n.inputs.size() == 1;
     case OpClass::Contraction: return n.inputs.size() == 2;
     case OpClass::Join: return !n.inputs.empty();

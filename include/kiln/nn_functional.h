@@ -28,6 +28,8 @@ Tensor dropout(const Tensor& input, double p = 0.5, bool training = true, KILN_L
 // then scales by weight and shifts by bias when given.
 Tensor layer_norm(const Tensor& input, const Shape& normalized_shape, const Tensor& weight = Tensor(),
                   const Tensor& bias = Tensor(), double eps = 1e-5, KILN_LOC);
+// weight's rows at the int64 ids: [*input, embedding_dim] (an index_select).
+Tensor embedding(const Tensor& input, const Tensor& weight, KILN_LOC);
 // int64 labels -> int64 [..., num_classes] with a 1 at each label;
 // num_classes = -1 takes max(labels) + 1.
 Tensor one_hot(const Tensor& labels, int64_t num_classes = -1, KILN_LOC);

@@ -166,6 +166,12 @@ class Tensor {
   Tensor frac(KILN_LOC) const;
   Tensor sign(KILN_LOC) const;
   Tensor relu(KILN_LOC) const;
+  // Indexed reads (int64 indices, checked against the size when called):
+  // out[i] = self[i with i[dim] = index[i]]; self's rows at a 1-D index;
+  // self with src[j] added at j with j[dim] = index[j].
+  Tensor gather(int64_t dim, const Tensor& index, KILN_LOC) const;
+  Tensor index_select(int64_t dim, const Tensor& index, KILN_LOC) const;
+  Tensor scatter_add(int64_t dim, const Tensor& index, const Tensor& src, KILN_LOC) const;
   Tensor square(KILN_LOC) const;
   Tensor logical_not(KILN_LOC) const;
   Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt, KILN_LOC) const;

@@ -1,0 +1,79 @@
+// Reference kernels of the indexed ops: Gather (read x where an int64 index
+// tensor says) and ScatterAdd (add src into a copy of base where the index
+// says, in row-major order of the index), plain loops over row-major values.
+#include "core/reference/kernels.h"
+
+#include <cstring>
+
+namespace kiln::reference {
+
+namespace {
+
+// Row-major strides of a shape.
+std::vector<int64_t> strides_of(const Shape& s) {
+  std::vector<int64_t> st(s.size(), 1);
+  for (size_t d = s.size(); d-- > 1;) st[d - 1] = st[d] * s[d];
+  return st;
+}
+
+// Calls f(i, p) for each flat position i of `shape` with p the flat position
+// in `target` of the same multi-index but dim replaced by index[i].
+template <typename F>
+void for_each_indexed(const Shape& shape, const Shape& target, int64_t dim, const int64_t* index, F f) {
+  const std::vector<int64_t> ts = strides_of(target);
+  std::vector<int64_t> idx(shape.size(), 0);
+  int64_t numel = 1;
+  for (int64_t s : shape) numel *= s;
+  for (int64_t i = 0; i < numel; ++i) {
+    int64_t p = 0;
+    for (size_t d = 0; d < shape.size(); ++d)
+      p += (static_cast<int64_t>(d) == dim ? index[i] : idx[d]) * ts[d];
+    KILN_INTERNAL_ASSERT(index[i] >= 0 && index[i] < target[dim], "index ", index[i], " out of range [0, ",
+                         target[dim], ")");
+    f(i, p);
+    for (size_t d = shape.size(); d-- > 0;) {
+      if (++idx[d] < shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+}  // namespace
+
+BufferPtr eval_gather(const Node& n, const Inputs& in) {
+  KILN_INTERNAL_ASSERT(n.op == Op::Gather && in.size() == 2 && n.attrs.ints.size() == 1, "unexpected op ",
+                       op_name(n.op));
+  const Node& x = *n.inputs[0];
+  KILN_INTERNAL_ASSERT(in[1]->dtype() == DType::Int64 && x.rank() == n.rank() && in[0]->dtype() == n.dtype,
+                       "Gather needs an int64 index of x's rank");
+  BufferPtr out = allocate_for(n);
+  const size_t es = element_size(n.dtype);
+  const char* src = in[0]->as<const char>();
+  char* o = out->as<char>();
+  for_each_indexed(n.shape, x.shape, n.attrs.ints[0], in[1]->as<int64_t>(),
+                   [&](int64_t i, int64_t p) { std::memcpy(o + i * es, src + p * es, es); });
+  return out;
+}
+
+BufferPtr eval_scatter_add(const Node& n, const Inputs& in) {
+  KILN_INTERNAL_ASSERT(n.op == Op::ScatterAdd && in.size() == 3 && n.attrs.ints.size() == 1, "unexpected op ",
+                       op_name(n.op));
+  const Node& index = *n.inputs[1];
+  KILN_INTERNAL_ASSERT(in[1]->dtype() == DType::Int64 && n.inputs[2]->shape == index.shape &&
+                           in[0]->dtype() == n.dtype && in[2]->dtype() == n.dtype && index.rank() == n.rank(),
+                       "ScatterAdd needs an int64 index of base's rank and a source of its shape");
+  BufferPtr out = allocate_for(n);
+  if (n.numel() > 0) std::memcpy(out->data(), in[0]->data(), out->nbytes());
+  visit_dtype(n.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    const T* s = in[2]->as<T>();
+    T* o = out->as<T>();
+    for_each_indexed(index.shape, n.shape, n.attrs.ints[0], in[1]->as<int64_t>(), [&](int64_t i, int64_t p) {
+      o[p] = cast_value<T>(static_cast<C>(o[p]) + static_cast<C>(s[i]));
+    });
+  });
+  return out;
+}
+
+}  // namespace kiln::reference
