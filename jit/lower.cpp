@@ -299,24 +299,21 @@ Lowered Lowerer::lower_cat(int part) {
   return lower_scatter(src, &root_, offset, strides);
 }
 
-// out[j with j[d] = index[j]] += src[j]: loops over the index's shape with
-// d innermost and serial, so that two j adding into one element run in one
-// thread in order (the reference's order); the parallel loop is another dim,
-// whose slices write disjoint elements.
+// out[j with j[d] = index[j]] += src[j]: loops over the index's shape in
+// order, the parallel loop dim 0 unless d is 0 (then one thread: every j may
+// add into one element). Two j adding into one element differ in j[d] only,
+// so they run in one thread in the reference's order; the dims after d run
+// inside d's loop, contiguous (an embedding's gradient adds whole rows).
 Lowered Lowerer::lower_scatter_add() {
   const Node* index = root_.inputs[1].get();
   const Node* src = root_.inputs[2].get();
   const int64_t d = root_.attrs.ints[0];
   const int64_t r = src->rank();
-  std::vector<int64_t> dims;
-  for (int64_t k = 0; k < r; ++k)
-    if (k != d) dims.push_back(k);
-  dims.push_back(d);
+  std::vector<int64_t> dims(static_cast<size_t>(r));
+  for (int64_t k = 0; k < r; ++k) dims[static_cast<size_t>(k)] = k;
   std::vector<Stmt> top;
   Idx idx(static_cast<size_t>(r));
-  // rank 1: every j may add into one element, so one serial loop inside a
-  // parallel loop of extent 1
-  std::vector<Stmt>* body = r > 1 ? open_loops(src, dims, idx, top, true) : open_loops(src, dims, idx, *single(top), false);
+  std::vector<Stmt>* body = d != 0 ? open_loops(src, dims, idx, top, true) : open_loops(src, dims, idx, *single(top), false);
   Idx at = idx;
   at[static_cast<size_t>(d)] = cast(value(index, idx), DType::Int64);
   const ValueId flat = ravel(&root_, at);
