@@ -116,3 +116,13 @@ TEST_CASE("jit fusion: gather reads memory in place and its readers fuse, scatte
   CHECK(kernels(zeros({40, 30}).scatter_add(1, i, x.narrow(1, 0, 5) * 3)) == 2);
   check_jit((x * 2).gather(1, i) * 3 - 1);
 }
+
+TEST_CASE("ops: gather at an argmax is the max, the index computed in the same graph") {
+  manual_seed(1);
+  const Tensor x = randn({37, 50});
+  CHECK((x.gather(1, x.argmax(1, true)) == std::get<0>(x.max(1, true))).all().item<bool>());
+  const Tensor y = (x * 2).exp();  // a computed input: stored, then read where the index says
+  CHECK((y.gather(0, y.argmin(0, true)) == y.amin({0}, true)).all().item<bool>());
+  CHECK_T(y.index_select(1, tensor(std::vector<int64_t>{49, 0})).sum(1),
+          kFloat32, {37}, ((y.select(1, 49) + y.select(1, 0))).to_vector<double>());
+}
