@@ -4,8 +4,11 @@
 // against x's size when the call is made, as PyTorch does (which evaluates
 // the index), so the kernels never read out of bounds. index_select is a
 // gather whose index is the 1-D index broadcast along the other dims (a
-// stride-0 view, no copy).
+// stride-0 view, no copy); flip and roll are gathers whose index is computed
+// from the loop index.
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "core/autograd/function.h"
 #include "core/ops_common.h"
@@ -123,6 +126,69 @@ Tensor scatter_add_node(const Tensor& base, int64_t d, const Tensor& index, cons
     f->ints = {d};
   }
   return out;
+}
+
+namespace {
+// The index of a reordering along dim d of t: f(arange(n)) laid along d and
+// broadcast to t's shape (computed from the loop index in the kernel, in
+// range by construction: nothing to check or evaluate).
+Tensor along(const Tensor& t, int64_t d, const Tensor& positions) {
+  Shape view(static_cast<size_t>(t.dim()), 1);
+  view[static_cast<size_t>(d)] = t.size(d);
+  return positions.reshape(view).expand(t.sizes());
+}
+std::vector<int64_t> distinct_dims(const Tensor& t, const Shape& dims, const char* op) {
+  std::vector<int64_t> ds;
+  for (int64_t d : dims) {
+    const int64_t w = wrap_dim(d, t.dim(), op);
+    KILN_CHECK(std::find(ds.begin(), ds.end(), w) == ds.end(), op, "dim ", w,
+               " appears multiple times in the list of dims");
+    ds.push_back(w);
+  }
+  return ds;
+}
+}  // namespace
+
+// A gather per flipped dim at n - 1 - i: a new tensor, as PyTorch's flip.
+Tensor Tensor::flip(const Shape& dims, SourceLoc loc) const {
+  const LocScope at(loc);
+  KILN_CHECK(defined(), "flip", "expected a defined tensor but got an undefined one");
+  const std::vector<int64_t> ds = distinct_dims(*this, dims, "flip");
+  Tensor out = *this;
+  bool moved = false;
+  for (int64_t d : ds) {
+    if (this->dim() == 0 || size(d) <= 1) continue;
+    const int64_t n = size(d);
+    out = gather_node(out, d, along(out, d, arange(n - 1, -1, -1, TensorOptions(DType::Int64).device(device()))), "flip");
+    moved = true;
+  }
+  return moved ? out : clone();
+}
+
+// A gather per rolled dim at (i - shift) mod n; no dims: the flattened
+// tensor rolled, reshaped back.
+Tensor Tensor::roll(const Shape& shifts, const Shape& dims, SourceLoc loc) const {
+  const LocScope at(loc);
+  KILN_CHECK(defined(), "roll", "expected a defined tensor but got an undefined one");
+  KILN_CHECK(!shifts.empty(), "roll", "`shifts` required");
+  if (dims.empty()) {
+    KILN_CHECK(shifts.size() == 1, "roll", "shifts and dimensions must align. shifts: ", shifts.size(), ", dims:0");
+    return reshape({-1}).roll(shifts, {0}).reshape(sizes());
+  }
+  KILN_CHECK(shifts.size() == dims.size(), "roll", "shifts and dimensions must align. shifts: ", shifts.size(),
+             ", dims:", dims.size());
+  Tensor out = *this;
+  bool moved = false;
+  for (size_t k = 0; k < dims.size(); ++k) {
+    const int64_t d = wrap_dim(dims[k], this->dim(), "roll");
+    if (this->dim() == 0 || size(d) <= 1) continue;
+    const int64_t n = size(d), s = ((shifts[k] % n) + n) % n;
+    if (s == 0) continue;
+    const Tensor i = arange(n, TensorOptions(DType::Int64).device(device()));
+    out = gather_node(out, d, along(out, d, where(i >= s, i - s, i + (n - s))), "roll");
+    moved = true;
+  }
+  return moved ? out : clone();
 }
 
 Tensor gather(const Tensor& t, int64_t dim, const Tensor& index, SourceLoc loc) { return t.gather(dim, index, loc); }

@@ -199,6 +199,24 @@ void store_transposed_math(const Node* n, NodeSet& mat, CutMap& cuts) {
       store(mat, cuts, in, Cut::TransposedMath);
 }
 
+// Whether computing n inline at arbitrary positions (a gather's input)
+// meets a reduction, matmul, cat or write before stored values, or more
+// than 64 nodes.
+bool needs_own_loops(const Node* n, const NodeSet& mat) {
+  std::vector<const Node*> stack{n}, seen;
+  while (!stack.empty()) {
+    const Node* m = stack.back();
+    stack.pop_back();
+    if (has_value(*m) || mat.count(m) || std::find(seen.begin(), seen.end(), m) != seen.end()) continue;
+    const OpClass c = m->cls();
+    if (reduces(*m) || c == OpClass::Contraction || c == OpClass::Join || c == OpClass::Write) return true;
+    if (seen.size() >= 64) return true;
+    seen.push_back(m);
+    for (const auto& in : m->inputs) stack.push_back(in.get());
+  }
+  return false;
+}
+
 // partition: nodes that must be stored whatever fusion decides.
 void partition(const Graph& g, const std::vector<NodePtr>& roots, const ScheduleOptions& opt,
                NodeSet& mat, CutMap& cuts, MatmulReads& reads) {
@@ -238,11 +256,11 @@ void partition(const Graph& g, const std::vector<NodePtr>& roots, const Schedule
         break;
       case OpClass::Join: store(mat, cuts, n, Cut::Join); break;
       case OpClass::Index: {
-        // x is read where the index says: stored unless it is memory already
-        // (or views of memory, which index arithmetic reads in place)
+        // x is read where the index says: computed there, like a view's
+        // input (each element of the gather reads x once), unless that
+        // needs the loops of a reduction (or the walk is long): then stored
         const Node* x = n->inputs[0].get();
-        while (!has_value(*x) && !mat.count(x) && is_view(x->op)) x = x->inputs[0].get();
-        if (!has_value(*x) && !mat.count(x)) store(mat, cuts, x, Cut::IndexedRead);
+        if (!has_value(*x) && !mat.count(x) && needs_own_loops(x, mat)) store(mat, cuts, x, Cut::IndexedRead);
         if (!opt.fusion) store(mat, cuts, n, Cut::FusionOff);
         break;
       }
@@ -641,7 +659,7 @@ const char* cut_text(Cut c) {
     case Cut::Join: return "a cat: one kernel per part";
     case Cut::Write: return "an in-place write: a scatter into the base (copied first unless its buffer is free)";
     case Cut::WriteSource: return "the value of an in-place write, computed from the tensor written: stored so the write can go in place";
-    case Cut::IndexedRead: return "the input of a gather, read at positions its index holds: stored so it can be read anywhere";
+    case Cut::IndexedRead: return "the input of a gather, read at positions its index holds, computed with a reduction: stored so it can be read anywhere";
     case Cut::SharedReduction: return "a reduction read by several kernels";
     case Cut::ReductionInJoin: return "a reduction read by a cat part or an in-place write";
     case Cut::OtherRows: return "a reduction its reader cannot compute in its own loops";

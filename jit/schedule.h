@@ -88,7 +88,7 @@ enum class Cut : uint8_t {
   Merged,           // outputs over one iteration space that share one kernel
   Staged,           // a stage of a blocked reduction (Node::store): stored by design
   TransposedMath,   // a value with transcendental math read transposed: computed in its own order first
-  IndexedRead,      // the input of a gather: read at positions only its index knows
+  IndexedRead,      // a gather's input computed with a reduction: read at positions only its index knows
 };
 const char* cut_name(Cut c);  // a short id: "output", "shared-reduction", ...
 const char* cut_text(Cut c);  // a phrase: "a reduction read by several kernels"

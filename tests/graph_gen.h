@@ -73,7 +73,7 @@ struct Weights {
   int join = 0;
   int inplace = 0;
   int grad = 0;  // floating leaves that require grad, and kiln::grad of a result
-  int indexed = 1;  // gather, index_select, scatter_add with literal indices
+  int indexed = 1;  // gather, index_select, scatter_add with literal indices; flip, roll
 };
 
 class Gen {
@@ -430,7 +430,19 @@ class Gen {
     if (a < 0) return;
     const Shape xs = var(a).sizes();
     const int64_t d = uni(0, static_cast<int64_t>(xs.size()) - 1);
-    const int64_t kind = uni(0, 2);
+    const int64_t kind = uni(0, 4);
+    if (kind == 3) {  // flip one dim, or d and the last
+      const kiln::Shape dims = d + 1 < static_cast<int64_t>(xs.size()) && coin() ? kiln::Shape{d, -1} : kiln::Shape{d};
+      unary_instr(a, ".flip(" + shape_text(dims) + ")", [dims](const Tensor& t) { return t.flip(dims); });
+      return;
+    }
+    if (kind == 4) {  // roll along d (or the flattened tensor)
+      const int64_t sh = uni(-7, 7);
+      const kiln::Shape dims = coin(0.25) ? kiln::Shape{} : kiln::Shape{d};
+      unary_instr(a, ".roll({" + std::to_string(sh) + "}, " + shape_text(dims) + ")",
+                  [sh, dims](const Tensor& t) { return t.roll({sh}, dims); });
+      return;
+    }
     Shape is = xs;
     if (kind == 1) is = {uni(0, 4)};
     else

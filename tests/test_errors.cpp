@@ -645,3 +645,12 @@ TEST_CASE("errors: gather, index_select, scatter_add, embedding") {
   CHECK_HAS(KILN_ERROR_OF(embedding(i.to(kFloat32), x)), "[embedding]", "to have scalar type Long; but got Float instead");
   CHECK_HAS(KILN_ERROR_OF(embedding(i + 2, x)), "[embedding]", "index 3 is out of bounds for dimension 0 with size 3");
 }
+
+TEST_CASE("errors: flip and roll") {
+  const Tensor x = ones({3, 4});
+  CHECK_HAS(KILN_ERROR_OF(x.flip({0, -2})), "[flip]", "dim 0 appears multiple times in the list of dims");
+  CHECK_HAS(KILN_ERROR_OF(x.flip({2})), "[flip]", "Dimension out of range");
+  CHECK_HAS(KILN_ERROR_OF(x.roll({1, 2}, {0})), "[roll]", "shifts and dimensions must align. shifts: 2, dims:1");
+  CHECK_HAS(KILN_ERROR_OF(x.roll({1, 2})), "[roll]", "shifts and dimensions must align. shifts: 2, dims:0");
+  CHECK_HAS(KILN_ERROR_OF(x.roll({})), "[roll]", "`shifts` required");
+}

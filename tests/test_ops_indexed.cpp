@@ -105,14 +105,15 @@ TEST_CASE("jit: gather and scatter_add equal the reference, compiled, interprete
   set_num_threads(threads);
 }
 
-TEST_CASE("jit fusion: gather reads memory in place and its readers fuse, scatter_add is a copy and a scatter") {
+TEST_CASE("jit fusion: gather reads its input in place and its readers fuse, scatter_add is a copy and a scatter") {
   const Tensor x = ramp({40, 30});
   x.eval();
   const Tensor i = randint(0, 30, {40, 5});
   i.eval();
   CHECK(kernels((x.gather(1, i) * 2 + 1).sum(1)) == 1);
   CHECK(kernels(x.t().index_select(0, ids({3, 1}, {2})).exp()) == 1);  // through a view of memory
-  CHECK(kernels((x * 2).gather(1, i)) == 2);                              // a computed input is stored first
+  CHECK(kernels((x * 2).exp().gather(1, i)) == 1);  // computed where the index points
+  CHECK(kernels(x.softmax(1).gather(1, i)) == 2);   // a reduction's value is stored first
   CHECK(kernels(zeros({40, 30}).scatter_add(1, i, x.narrow(1, 0, 5) * 3)) == 2);
   check_jit((x * 2).gather(1, i) * 3 - 1);
 }
@@ -121,8 +122,33 @@ TEST_CASE("ops: gather at an argmax is the max, the index computed in the same g
   manual_seed(1);
   const Tensor x = randn({37, 50});
   CHECK((x.gather(1, x.argmax(1, true)) == std::get<0>(x.max(1, true))).all().item<bool>());
-  const Tensor y = (x * 2).exp();  // a computed input: stored, then read where the index says
+  const Tensor y = (x * 2).exp();  // a computed input, computed where the index says
   CHECK((y.gather(0, y.argmin(0, true)) == y.amin({0}, true)).all().item<bool>());
   CHECK_T(y.index_select(1, tensor(std::vector<int64_t>{49, 0})).sum(1),
           kFloat32, {37}, ((y.select(1, 49) + y.select(1, 0))).to_vector<double>());
+}
+TEST_CASE("ops: flip and roll reorder along dims (gathers computed from the loop index), gradients") {
+  const Tensor x0 = arange(24.0).reshape({2, 3, 4});
+  CHECK_T(x0.flip({0}), kFloat32, {2, 3, 4}, {12.0, 13.0, 14.0, 15.0, 16.0, 17.0, 18.0, 19.0, 20.0, 21.0, 22.0, 23.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0}, 0);
+  CHECK_T(x0.flip({2}), kFloat32, {2, 3, 4}, {3.0, 2.0, 1.0, 0.0, 7.0, 6.0, 5.0, 4.0, 11.0, 10.0, 9.0, 8.0, 15.0, 14.0, 13.0, 12.0, 19.0, 18.0, 17.0, 16.0, 23.0, 22.0, 21.0, 20.0}, 0);
+  CHECK_T(x0.flip({0, 2}), kFloat32, {2, 3, 4}, {15.0, 14.0, 13.0, 12.0, 19.0, 18.0, 17.0, 16.0, 23.0, 22.0, 21.0, 20.0, 3.0, 2.0, 1.0, 0.0, 7.0, 6.0, 5.0, 4.0, 11.0, 10.0, 9.0, 8.0}, 0);
+  CHECK_T(x0.flip({-1, 1}), kFloat32, {2, 3, 4}, {11.0, 10.0, 9.0, 8.0, 7.0, 6.0, 5.0, 4.0, 3.0, 2.0, 1.0, 0.0, 23.0, 22.0, 21.0, 20.0, 19.0, 18.0, 17.0, 16.0, 15.0, 14.0, 13.0, 12.0}, 0);
+  CHECK_T(x0.flip({0, 1, 2}), kFloat32, {2, 3, 4}, {23.0, 22.0, 21.0, 20.0, 19.0, 18.0, 17.0, 16.0, 15.0, 14.0, 13.0, 12.0, 11.0, 10.0, 9.0, 8.0, 7.0, 6.0, 5.0, 4.0, 3.0, 2.0, 1.0, 0.0}, 0);
+  CHECK_T(x0.roll({1}, {2}), kFloat32, {2, 3, 4}, {3.0, 0.0, 1.0, 2.0, 7.0, 4.0, 5.0, 6.0, 11.0, 8.0, 9.0, 10.0, 15.0, 12.0, 13.0, 14.0, 19.0, 16.0, 17.0, 18.0, 23.0, 20.0, 21.0, 22.0}, 0);
+  CHECK_T(x0.roll({-5}, {1}), kFloat32, {2, 3, 4}, {8.0, 9.0, 10.0, 11.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 20.0, 21.0, 22.0, 23.0, 12.0, 13.0, 14.0, 15.0, 16.0, 17.0, 18.0, 19.0}, 0);
+  CHECK_T(x0.roll({2}, {}), kFloat32, {2, 3, 4}, {22.0, 23.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0, 17.0, 18.0, 19.0, 20.0, 21.0}, 0);
+  CHECK_T(x0.roll({1, -1}, {0, 2}), kFloat32, {2, 3, 4}, {13.0, 14.0, 15.0, 12.0, 17.0, 18.0, 19.0, 16.0, 21.0, 22.0, 23.0, 20.0, 1.0, 2.0, 3.0, 0.0, 5.0, 6.0, 7.0, 4.0, 9.0, 10.0, 11.0, 8.0}, 0);
+  CHECK_T(x0.roll({7}, {0}), kFloat32, {2, 3, 4}, {12.0, 13.0, 14.0, 15.0, 16.0, 17.0, 18.0, 19.0, 20.0, 21.0, 22.0, 23.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0}, 0);
+  Tensor x = x0.clone().requires_grad_();
+  (x.flip({0, 2}) * arange(1.0, 25.0).reshape({2, 3, 4})).sum().backward();
+  CHECK_T(x.grad(), kFloat32, {2, 3, 4}, {16.0, 15.0, 14.0, 13.0, 20.0, 19.0, 18.0, 17.0, 24.0, 23.0, 22.0, 21.0, 4.0, 3.0, 2.0, 1.0, 8.0, 7.0, 6.0, 5.0, 12.0, 11.0, 10.0, 9.0}, 0);
+  x.set_grad(Tensor());
+  (x.roll({1, -1}, {0, 2}) * arange(1.0, 25.0).reshape({2, 3, 4})).sum().backward();
+  CHECK_T(x.grad(), kFloat32, {2, 3, 4}, {16.0, 13.0, 14.0, 15.0, 20.0, 17.0, 18.0, 19.0, 24.0, 21.0, 22.0, 23.0, 4.0, 1.0, 2.0, 3.0, 8.0, 5.0, 6.0, 7.0, 12.0, 9.0, 10.0, 11.0}, 0);
+  // a new tensor even when nothing moves; functional forms; one kernel for both flips
+  CHECK_T(flip(ones({1, 3}), {0}), kFloat32, {1, 3}, {1, 1, 1}, 0);
+  CHECK_T(roll(x0, {0}, {1}), kFloat32, {2, 3, 4}, x0.to_vector<double>(), 0);
+  CHECK_T(tensor(std::vector<int64_t>{1, 2, 3}).flip({0}), kInt64, {3}, {3, 2, 1});
+  CHECK(kernels((x0 * 2).flip({0, 2}).roll({1}, {1}) + 1) == 1);
+  check_jit((x0.sqrt() * 2).flip({1, 2}).roll({-3}, {2}) - x0);  // sqrt: correctly rounded in both
 }

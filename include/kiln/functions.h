@@ -106,6 +106,8 @@ Tensor outer(const Tensor& a, const Tensor& b, KILN_LOC);
 Tensor gather(const Tensor& t, int64_t dim, const Tensor& index, KILN_LOC);
 Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index, KILN_LOC);
 Tensor scatter_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src, KILN_LOC);
+inline Tensor flip(const Tensor& t, const Shape& dims, KILN_LOC) { return t.flip(dims, loc); }
+inline Tensor roll(const Tensor& t, const Shape& shifts, const Shape& dims = {}, KILN_LOC) { return t.roll(shifts, dims, loc); }
 Tensor addcmul(const Tensor& t, const Tensor& tensor1, const Tensor& tensor2, Scalar value = 1, KILN_LOC);
 Tensor addcdiv(const Tensor& t, const Tensor& tensor1, const Tensor& tensor2, Scalar value = 1, KILN_LOC);
 Tensor tril(const Tensor& t, int64_t diagonal = 0, KILN_LOC);

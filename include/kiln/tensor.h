@@ -172,6 +172,10 @@ class Tensor {
   Tensor gather(int64_t dim, const Tensor& index, KILN_LOC) const;
   Tensor index_select(int64_t dim, const Tensor& index, KILN_LOC) const;
   Tensor scatter_add(int64_t dim, const Tensor& index, const Tensor& src, KILN_LOC) const;
+  // A new tensor with the order of dims reversed / rotated by shifts (no
+  // dims: the flattened tensor), as torch.flip / torch.roll.
+  Tensor flip(const Shape& dims, KILN_LOC) const;
+  Tensor roll(const Shape& shifts, const Shape& dims = {}, KILN_LOC) const;
   Tensor square(KILN_LOC) const;
   Tensor logical_not(KILN_LOC) const;
   Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt, KILN_LOC) const;
