@@ -7,6 +7,7 @@
 // stride-0 view, no copy); flip and roll are gathers whose index is computed
 // from the loop index.
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,14 +22,9 @@ namespace kiln {
 
 namespace {
 
-// Every value of index in [0, size): one reduction, and the scan only to
-// name an offender.
 void check_index_range(const Tensor& index, int64_t size, int64_t dim, const char* op) {
-  if (index.numel() == 0) return;
-  const Tensor outside = where(index < 0, true, index >= size);
-  if (!outside.any().item<bool>()) return;
-  for (int64_t v : index.to_vector<int64_t>())
-    KILN_CHECK(v >= 0 && v < size, op, "index ", v, " is out of bounds for dimension ", dim, " with size ", size);
+  const std::optional<int64_t> bad = first_outside(index, size);
+  KILN_CHECK(!bad, op, "index ", *bad, " is out of bounds for dimension ", dim, " with size ", size);
 }
 
 void check_index_dtype(const Tensor& self, const Tensor& index, const char* op) {
@@ -39,6 +35,16 @@ void check_index_dtype(const Tensor& self, const Tensor& index, const char* op) 
 }
 
 }  // namespace
+
+std::optional<int64_t> first_outside(const Tensor& index, int64_t size, std::optional<int64_t> skip) {
+  if (index.numel() == 0) return std::nullopt;
+  Tensor outside = where(index < 0, true, index >= size);
+  if (skip) outside = where(index == *skip, false, outside);
+  if (!outside.any().item<bool>()) return std::nullopt;
+  for (int64_t v : index.to_vector<int64_t>())
+    if ((v < 0 || v >= size) && v != skip) return v;
+  return std::nullopt;
+}
 
 // The Gather node over x's and index's logical values (same rank, every
 // index in range: checked by the caller).
@@ -69,6 +75,14 @@ Tensor Tensor::gather(int64_t dim, const Tensor& index, SourceLoc loc) const {
 }
 
 namespace {
+// A 1-D index laid along dim d and broadcast to `shape` (whose dim d is its
+// length): a stride-0 view, no copy.
+Tensor laid_along(const Tensor& positions, int64_t d, const Shape& shape) {
+  Shape view(shape.size(), 1);
+  view[static_cast<size_t>(d)] = shape[static_cast<size_t>(d)];
+  return positions.reshape(view).expand(shape);
+}
+
 // index_select, its errors named `op` (embedding's too).
 Tensor select_rows(const Tensor& x, int64_t dim, const Tensor& index, const char* op) {
   check_index_dtype(x, index, op);
@@ -77,10 +91,9 @@ Tensor select_rows(const Tensor& x, int64_t dim, const Tensor& index, const char
   const int64_t d = wrap_dim(dim, x.dim(), op);
   const Tensor idx = index.reshape({-1});
   check_index_range(idx, x.size(d), d, op);
-  Shape view(static_cast<size_t>(x.dim()), 1), out = x.sizes();
-  view[static_cast<size_t>(d)] = idx.numel();
+  Shape out = x.sizes();
   out[static_cast<size_t>(d)] = idx.numel();
-  return gather_node(x, d, idx.reshape(view).expand(out), op);
+  return gather_node(x, d, laid_along(idx, d, out), op);
 }
 }  // namespace
 
@@ -129,14 +142,6 @@ Tensor scatter_add_node(const Tensor& base, int64_t d, const Tensor& index, cons
 }
 
 namespace {
-// The index of a reordering along dim d of t: f(arange(n)) laid along d and
-// broadcast to t's shape (computed from the loop index in the kernel, in
-// range by construction: nothing to check or evaluate).
-Tensor along(const Tensor& t, int64_t d, const Tensor& positions) {
-  Shape view(static_cast<size_t>(t.dim()), 1);
-  view[static_cast<size_t>(d)] = t.size(d);
-  return positions.reshape(view).expand(t.sizes());
-}
 std::vector<int64_t> distinct_dims(const Tensor& t, const Shape& dims, const char* op) {
   std::vector<int64_t> ds;
   for (int64_t d : dims) {
@@ -159,7 +164,9 @@ Tensor Tensor::flip(const Shape& dims, SourceLoc loc) const {
   for (int64_t d : ds) {
     if (this->dim() == 0 || size(d) <= 1) continue;
     const int64_t n = size(d);
-    out = gather_node(out, d, along(out, d, arange(n - 1, -1, -1, TensorOptions(DType::Int64).device(device()))), "flip");
+    // n - 1 - i, computed from the loop index: in range by construction
+    out = gather_node(out, d, laid_along(arange(n - 1, -1, -1, TensorOptions(DType::Int64).device(device())), d, out.sizes()),
+                      "flip");
     moved = true;
   }
   return moved ? out : clone();
@@ -185,7 +192,7 @@ Tensor Tensor::roll(const Shape& shifts, const Shape& dims, SourceLoc loc) const
     const int64_t n = size(d), s = ((shifts[k] % n) + n) % n;
     if (s == 0) continue;
     const Tensor i = arange(n, TensorOptions(DType::Int64).device(device()));
-    out = gather_node(out, d, along(out, d, where(i >= s, i - s, i + (n - s))), "roll");
+    out = gather_node(out, d, laid_along(where(i >= s, i - s, i + (n - s)), d, out.sizes()), "roll");
     moved = true;
   }
   return moved ? out : clone();

@@ -8,6 +8,7 @@
 // Formulas follow PyTorch 1.13's kernels (tests/test_nn_functional.cpp holds
 // its values).
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -116,11 +117,13 @@ Tensor one_hot(const Tensor& labels, int64_t num_classes, SourceLoc loc) {
   if (labels.numel() == 0) {
     KILN_CHECK(num_classes != -1, "one_hot", "Can not infer total number of classes from empty tensor.");
   } else {
-    KILN_CHECK(labels.min().item<int64_t>() >= 0, "one_hot", "Class values must be non-negative.");
-    const int64_t top = labels.max().item<int64_t>();
-    if (num_classes == -1) num_classes = top + 1;
-    KILN_CHECK(top < num_classes, "one_hot", "Class values must be smaller than num_classes (", top,
-               " >= ", num_classes, ").");
+    if (num_classes == -1) num_classes = labels.max().item<int64_t>() + 1;
+    // one range check; min and max only to word its error, in PyTorch's order
+    if (first_outside(labels, num_classes)) {
+      KILN_CHECK(labels.min().item<int64_t>() >= 0, "one_hot", "Class values must be non-negative.");
+      const int64_t top = labels.max().item<int64_t>();
+      KILN_CHECK(false, "one_hot", "Class values must be smaller than num_classes (", top, " >= ", num_classes, ").");
+    }
   }
   return (labels.unsqueeze(-1) == arange(num_classes, TensorOptions(DType::Int64).device(labels.device())))
       .to(DType::Int64);
@@ -182,13 +185,9 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
              "weight tensor should be defined either for all ", C,
              " classes or no classes but got weight tensor of shape: ", weight.defined() ? weight.sizes() : Shape{});
   if (weight.defined()) check_same_device("nll_loss", {&input, &weight});
-  // An index outside [0, C) that is not ignore_index is an error, as
-  // PyTorch's: one reduction over the targets, the scan only to name one.
-  const Tensor outside = where(target == ignore_index, false, where(target < 0, true, target >= C));
-  if (target.numel() > 0 && outside.any().item<bool>())
-    for (int64_t t : target.to_vector<int64_t>())
-      KILN_CHECK(t == ignore_index || (t >= 0 && t < C), "nll_loss", "Target ", t, " is out of bounds (",
-                 C, " classes).");
+  // An index outside [0, C) that is not ignore_index is an error, as PyTorch's.
+  const std::optional<int64_t> bad = first_outside(target, C, ignore_index);
+  KILN_CHECK(!bad, "nll_loss", "Target ", *bad, " is out of bounds (", C, " classes).");
   const int64_t trailing = input.dim() - cdim - 1;
   const Tensor t = target.unsqueeze(cdim);
   const Tensor classes = arange(C, TensorOptions(DType::Int64).device(input.device())).reshape(class_column(C, trailing));

@@ -46,6 +46,11 @@ void check_fill_value(const Scalar& v, DType dtype, const char* op);
 // implemented for Long: expected a floating point tensor (shape [3])".
 void check_floating(const Tensor& x, const char* op);
 
+// The first value of the int64 index outside [0, size) other than `skip`,
+// if any (gather.cpp): one reduction, which evaluates the index, and a scan
+// of its values only when one is outside.
+std::optional<int64_t> first_outside(const Tensor& index, int64_t size, std::optional<int64_t> skip = std::nullopt);
+
 // The Gather / ScatterAdd nodes (gather.cpp) for indices known to be in
 // range (the gradients of gather and scatter_add reuse checked ones).
 Tensor gather_node(const Tensor& x, int64_t dim, const Tensor& index, const char* op);

@@ -55,6 +55,10 @@ void check_loaded_node(int64_t id, Op op, DType dtype, const Shape& shape, const
     for (size_t i = from; i < in.size(); ++i)
       c.require(in[i]->dtype == dtype, "an input of dtype ", dtype_name(in[i]->dtype), " for ", dtype_name(dtype));
   };
+  auto one_dim = [&] {  // ints {dim}: Gather, ScatterAdd
+    c.require(a.ints.size() == 1 && a.ints[0] >= 0 && a.ints[0] < static_cast<int64_t>(shape.size()),
+              "needs a dim in range");
+  };
   switch (info.cls) {
     case OpClass::Source:
     case OpClass::Random:
@@ -96,8 +100,7 @@ void check_loaded_node(int64_t id, Op op, DType dtype, const Shape& shape, const
     case OpClass::Write:
       c.require(in[0]->shape == shape, "a base of shape ", in[0]->shape, " for shape ", shape);
       if (op == Op::ScatterAdd) {
-        c.require(a.ints.size() == 1 && a.ints[0] >= 0 && a.ints[0] < static_cast<int64_t>(shape.size()),
-                  "needs a dim in range");
+        one_dim();
         c.require(in[1]->dtype == DType::Int64 && in[1]->shape.size() == shape.size(), "needs an int64 index of its rank");
         c.require(in[2]->shape == in[1]->shape && in[2]->dtype == dtype && in[0]->dtype == dtype,
                   "needs a source of the index's shape and its dtype");
@@ -107,8 +110,7 @@ void check_loaded_node(int64_t id, Op op, DType dtype, const Shape& shape, const
       check_strided(c, in[1]->shape, a, shape.numel());
       break;
     case OpClass::Index:  // Gather; the index values themselves are data
-      c.require(a.ints.size() == 1 && a.ints[0] >= 0 && a.ints[0] < static_cast<int64_t>(shape.size()),
-                "needs a dim in range");
+      one_dim();
       c.require(in[1]->dtype == DType::Int64 && in[1]->shape == shape, "needs an int64 index of its shape");
       c.require(in[0]->dtype == dtype && in[0]->shape.size() == shape.size(), "reads an input of its dtype and rank");
       for (size_t d = 0; d < shape.size(); ++d)

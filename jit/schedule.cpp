@@ -115,16 +115,18 @@ const Node* computed_operand(const Node* n) {
 }
 
 // Whether `hit` holds for a node of n's inline region: n and the nodes below
-// it without values, each visited once, plus the valued nodes at its edge.
-// A region of more than `limit` nodes answers `too_large`.
+// it without values (and not in `stored`, when given), each visited once,
+// plus the nodes at its edge. A region of more than `limit` nodes answers
+// `too_large`.
 template <class Hit>
-bool inline_region_has(const Node* n, size_t limit, bool too_large, Hit hit) {
+bool inline_region_has(const Node* n, size_t limit, bool too_large, Hit hit, const NodeSet* stored = nullptr) {
   std::vector<const Node*> stack{n}, seen;
   while (!stack.empty()) {
     const Node* m = stack.back();
     stack.pop_back();
     if (hit(m)) return true;
-    if (has_value(*m) || std::find(seen.begin(), seen.end(), m) != seen.end()) continue;
+    if (has_value(*m) || (stored && stored->count(m)) || std::find(seen.begin(), seen.end(), m) != seen.end())
+      continue;
     if (seen.size() >= limit) return too_large;
     seen.push_back(m);
     for (const auto& in : m->inputs) stack.push_back(in.get());
@@ -203,18 +205,14 @@ void store_transposed_math(const Node* n, NodeSet& mat, CutMap& cuts) {
 // meets a reduction, matmul, cat or write before stored values, or more
 // than 64 nodes.
 bool needs_own_loops(const Node* n, const NodeSet& mat) {
-  std::vector<const Node*> stack{n}, seen;
-  while (!stack.empty()) {
-    const Node* m = stack.back();
-    stack.pop_back();
-    if (has_value(*m) || mat.count(m) || std::find(seen.begin(), seen.end(), m) != seen.end()) continue;
-    const OpClass c = m->cls();
-    if (reduces(*m) || c == OpClass::Contraction || c == OpClass::Join || c == OpClass::Write) return true;
-    if (seen.size() >= 64) return true;
-    seen.push_back(m);
-    for (const auto& in : m->inputs) stack.push_back(in.get());
-  }
-  return false;
+  return inline_region_has(
+      n, 64, true,
+      [&mat](const Node* m) {
+        const OpClass c = m->cls();
+        return !has_value(*m) && !mat.count(m) &&
+               (reduces(*m) || c == OpClass::Contraction || c == OpClass::Join || c == OpClass::Write);
+      },
+      &mat);
 }
 
 // partition: nodes that must be stored whatever fusion decides.

@@ -5,36 +5,25 @@
 
 #include <cstring>
 
+#include "core/tensor_impl.h"
+
 namespace kiln::reference {
 
 namespace {
 
-// Row-major strides of a shape.
-std::vector<int64_t> strides_of(const Shape& s) {
-  std::vector<int64_t> st(s.size(), 1);
-  for (size_t d = s.size(); d-- > 1;) st[d - 1] = st[d] * s[d];
-  return st;
-}
-
 // Calls f(i, p) for each flat position i of `shape` with p the flat position
-// in `target` of the same multi-index but dim replaced by index[i].
+// in `target` of the same multi-index but dim replaced by index[i]: the
+// odometer walks the other dims (dim's stride 0), index[i] adds dim's.
 template <typename F>
 void for_each_indexed(const Shape& shape, const Shape& target, int64_t dim, const int64_t* index, F f) {
-  const std::vector<int64_t> ts = strides_of(target);
-  std::vector<int64_t> idx(shape.size(), 0);
-  int64_t numel = 1;
-  for (int64_t s : shape) numel *= s;
-  for (int64_t i = 0; i < numel; ++i) {
-    int64_t p = 0;
-    for (size_t d = 0; d < shape.size(); ++d)
-      p += (static_cast<int64_t>(d) == dim ? index[i] : idx[d]) * ts[d];
+  const Shape ts = contiguous_strides(target);
+  std::vector<int64_t> walk(ts.begin(), ts.end());
+  walk[static_cast<size_t>(dim)] = 0;
+  Odometer it(shape, {walk}, {0});
+  for (int64_t i = 0; i < shape.numel(); ++i, it.next()) {
     KILN_INTERNAL_ASSERT(index[i] >= 0 && index[i] < target[dim], "index ", index[i], " out of range [0, ",
                          target[dim], ")");
-    f(i, p);
-    for (size_t d = shape.size(); d-- > 0;) {
-      if (++idx[d] < shape[d]) break;
-      idx[d] = 0;
-    }
+    f(i, it.pos[0] + index[i] * ts[dim]);
   }
 }
 
