@@ -8,6 +8,7 @@
 // PyTorch's gradients. Values, dtypes and errors follow PyTorch 1.13
 // (tests/test_ops_composite.cpp holds its numbers).
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "core/ops_common.h"
@@ -96,6 +97,73 @@ Tensor Tensor::lerp(const Tensor& end, const Tensor& weight, SourceLoc loc) cons
 // PyTorch's order: (value * t1) * t2 and (value * t1) / t2, then the add.
 // As PyTorch, addcdiv refuses integer tensors (its old integer division is
 // gone) and addcmul a floating value with integer tensors.
+// The logical ops on nonzero-ness (a comparison with zero: bool stays
+// bool), combined with where; NaN is nonzero, as in PyTorch.
+namespace {
+Tensor truth(const Tensor& t, const char* op) {
+  KILN_CHECK(t.defined(), op, "expected a defined tensor but got an undefined one");
+  return t.dtype() == DType::Bool ? t : t.ne(0);
+}
+}  // namespace
+Tensor Tensor::logical_and(const Tensor& other, SourceLoc loc) const {
+  const LocScope at(loc);
+  return where(truth(*this, "logical_and"), truth(other, "logical_and"), false);
+}
+Tensor Tensor::logical_or(const Tensor& other, SourceLoc loc) const {
+  const LocScope at(loc);
+  return where(truth(*this, "logical_or"), true, truth(other, "logical_or"));
+}
+Tensor Tensor::logical_xor(const Tensor& other, SourceLoc loc) const {
+  const LocScope at(loc);
+  return truth(*this, "logical_xor").ne(truth(other, "logical_xor"));
+}
+Tensor Tensor::isnan(SourceLoc loc) const {
+  const LocScope at(loc);
+  KILN_CHECK(defined(), "isnan", "expected a defined tensor but got an undefined one");
+  return ne(*this);
+}
+Tensor Tensor::isinf(SourceLoc loc) const {
+  const LocScope at(loc);
+  KILN_CHECK(defined(), "isinf", "expected a defined tensor but got an undefined one");
+  if (!is_floating_point()) return zeros(sizes(), TensorOptions(DType::Bool).device(device()));
+  return abs().eq(std::numeric_limits<double>::infinity());
+}
+Tensor Tensor::isfinite(SourceLoc loc) const {
+  const LocScope at(loc);
+  KILN_CHECK(defined(), "isfinite", "expected a defined tensor but got an undefined one");
+  if (!is_floating_point()) return ones(sizes(), TensorOptions(DType::Bool).device(device()));
+  return abs().lt(std::numeric_limits<double>::infinity());
+}
+
+Tensor Tensor::isclose(const Tensor& other, double rtol, double atol, bool equal_nan, SourceLoc loc) const {
+  const LocScope at(loc);
+  KILN_CHECK(defined() && other.defined(), "isclose", "expected defined tensors but got an undefined one");
+  KILN_CHECK(dtype() == other.dtype(), "isclose", "expected both inputs to have same dtype, but input has ",
+             scalar_type_name(dtype()), " and other has ", scalar_type_name(other.dtype()));
+  KILN_CHECK(rtol >= 0 && atol >= 0, "isclose", "rtol and atol must be non-negative (rtol ", rtol, ", atol ", atol,
+             ")");
+  if (!is_floating_point()) {
+    if (rtol == 0 && atol == 0) return eq(other);
+    const Tensor a = to(DType::Float64), b = other.to(DType::Float64);
+    return where(a == b, true, (a - b).abs() <= atol + rtol * b.abs());
+  }
+  // equal values (infinities too), else a finite difference within the bound
+  const Tensor diff = (*this - other).abs();
+  Tensor close = where(eq(other), true, where(diff.isfinite(), diff <= (other.abs() * rtol + atol), false));
+  if (equal_nan) close = where(isnan().logical_and(other.isnan()), true, close);
+  return close;
+}
+bool Tensor::allclose(const Tensor& other, double rtol, double atol, bool equal_nan, SourceLoc loc) const {
+  const LocScope at(loc);
+  return isclose(other, rtol, atol, equal_nan).all().item<bool>();
+}
+bool Tensor::equal(const Tensor& other, SourceLoc loc) const {
+  const LocScope at(loc);
+  KILN_CHECK(defined() && other.defined(), "equal", "expected defined tensors but got an undefined one");
+  check_same_device("equal", {this, &other});
+  return sizes() == other.sizes() && eq(other).all().item<bool>();
+}
+
 Tensor Tensor::addcmul(const Tensor& tensor1, const Tensor& tensor2, Scalar value, SourceLoc loc) const {
   const LocScope at(loc);
   check_same_device("addcmul", {this, &tensor1, &tensor2});

@@ -74,14 +74,13 @@ Tensor Tensor::gather(int64_t dim, const Tensor& index, SourceLoc loc) const {
   return gather_node(*this, d, index, "gather");
 }
 
-namespace {
-// A 1-D index laid along dim d and broadcast to `shape` (whose dim d is its
-// length): a stride-0 view, no copy.
 Tensor laid_along(const Tensor& positions, int64_t d, const Shape& shape) {
   Shape view(shape.size(), 1);
   view[static_cast<size_t>(d)] = shape[static_cast<size_t>(d)];
   return positions.reshape(view).expand(shape);
 }
+
+namespace {
 
 // index_select, its errors named `op` (embedding's too).
 Tensor select_rows(const Tensor& x, int64_t dim, const Tensor& index, const char* op) {
@@ -102,30 +101,87 @@ Tensor Tensor::index_select(int64_t dim, const Tensor& index, SourceLoc loc) con
   return select_rows(*this, dim, index, "index_select");
 }
 
+namespace {
+// PyTorch's checks of scatter / scatter_add on self, index and src (src
+// undefined: a value is scattered); the dim wrapped, and src's leading part
+// of the index's shape (as PyTorch reads it) in `src_part`.
+int64_t check_scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, Tensor* src_part,
+                      const char* op) {
+  check_index_dtype(self, index, op);
+  if (src.defined()) {
+    check_same_device(op, {&self, &src});
+    KILN_CHECK(src.dtype() == self.dtype(), op, "Expected self.dtype to be equal to src.dtype (",
+               scalar_type_name(self.dtype()), " and ", scalar_type_name(src.dtype()), ")");
+  }
+  const int64_t r = std::max<int64_t>(self.dim(), 1);
+  const int64_t d = wrap_dim(dim, r, op);
+  const std::string src_text = src.defined() ? ", src " + shape_text(src.sizes()) : "";
+  KILN_CHECK(std::max<int64_t>(index.dim(), 1) == r && (!src.defined() || std::max<int64_t>(src.dim(), 1) == r), op,
+             "Index tensor must have the same number of dimensions as self", src.defined() ? " and src" : "",
+             " (self ", self.sizes(), ", index ", index.sizes(), src_text, ")");
+  if (self.dim() == 0) {  // one element: index 0 only
+    check_index_range(index, 1, d, op);
+    if (src.defined()) *src_part = src;
+    return d;
+  }
+  for (int64_t k = 0; k < r; ++k)
+    KILN_CHECK((!src.defined() || index.size(k) <= src.size(k)) && (k == d || index.size(k) <= self.size(k)), op,
+               "Expected index ", index.sizes(), " to be smaller than self ", self.sizes(), " apart from dimension ",
+               d, src.defined() ? " and to be smaller size than src " + shape_text(src.sizes()) : "");
+  check_index_range(index, self.size(d), d, op);
+  if (src.defined()) {
+    Tensor s = src;
+    for (int64_t k = 0; k < r; ++k)
+      if (s.size(k) != index.size(k)) s = s.narrow(k, 0, index.size(k));
+    *src_part = s;
+  }
+  return d;
+}
+
+// 0-dim self, index and src as 1-element vectors (PyTorch allows them).
+Tensor vec(const Tensor& t) { return t.defined() && t.dim() == 0 ? t.reshape({1}) : t; }
+}  // namespace
+
 Tensor Tensor::scatter_add(int64_t dim, const Tensor& index, const Tensor& src, SourceLoc loc) const {
   const LocScope at(loc);
-  check_index_dtype(*this, index, "scatter_add");
   KILN_CHECK(src.defined(), "scatter_add", "expected a defined src");
-  check_same_device("scatter_add", {this, &src});
-  KILN_CHECK(src.dtype() == dtype(), "scatter_add", "Expected self.dtype to be equal to src.dtype (",
-             scalar_type_name(dtype()), " and ", scalar_type_name(src.dtype()), ")");
   KILN_CHECK(dtype() != DType::Bool, "scatter_add", "\"scatter_add\" not implemented for 'Bool'");
-  if (this->dim() == 0)
-    return reshape({1}).scatter_add(0, index.reshape({1}), src.reshape({1})).reshape({});
-  const int64_t d = wrap_dim(dim, this->dim(), "scatter_add");
-  KILN_CHECK(index.dim() == this->dim() && src.dim() == this->dim(), "scatter_add",
-             "Index tensor must have the same number of dimensions as self and src (self ", sizes(), ", index ",
-             index.sizes(), ", src ", src.sizes(), ")");
-  for (int64_t k = 0; k < this->dim(); ++k)
-    KILN_CHECK(index.size(k) <= src.size(k) && (k == d || index.size(k) <= size(k)), "scatter_add",
-               "Expected index ", index.sizes(), " to be smaller than self ", sizes(), " apart from dimension ", d,
-               " and to be smaller size than src ", src.sizes());
-  check_index_range(index, size(d), d, "scatter_add");
-  // src's leading part of the index's shape, as PyTorch reads it
-  Tensor s = src;
-  for (int64_t k = 0; k < this->dim(); ++k)
-    if (s.size(k) != index.size(k)) s = s.narrow(k, 0, index.size(k));
+  Tensor s;
+  const int64_t d = check_scatter(*this, dim, index, src, &s, "scatter_add");
+  if (this->dim() == 0) return scatter_add_node(vec(*this), 0, vec(index), vec(s), "scatter_add").reshape({});
   return scatter_add_node(*this, d, index, s, "scatter_add");
+}
+
+Tensor Tensor::scatter(int64_t dim, const Tensor& index, const Tensor& src, SourceLoc loc) const {
+  const LocScope at(loc);
+  KILN_CHECK(src.defined(), "scatter", "expected a defined src");
+  Tensor s;
+  const int64_t d = check_scatter(*this, dim, index, src, &s, "scatter");
+  if (this->dim() == 0) return scatter_node(vec(*this), 0, vec(index), vec(s), 0, "scatter").reshape({});
+  return scatter_node(*this, d, index, s, 0, "scatter");
+}
+
+Tensor Tensor::scatter(int64_t dim, const Tensor& index, Scalar value, SourceLoc loc) const {
+  const LocScope at(loc);
+  const int64_t d = check_scatter(*this, dim, index, Tensor(), nullptr, "scatter");
+  check_fill_value(value, dtype(), "scatter");
+  if (this->dim() == 0) return scatter_node(vec(*this), 0, vec(index), Tensor(), value, "scatter").reshape({});
+  return scatter_node(*this, d, index, Tensor(), value, "scatter");
+}
+
+Tensor scatter_node(const Tensor& base, int64_t d, const Tensor& index, const Tensor& src, Scalar value,
+                    const char* op) {
+  Attrs a;
+  a.ints = {d};
+  NodePtr s = src.defined() ? node_of(src, op) : full_node(index.sizes(), value, base.dtype(), base.device());
+  Tensor out = make_tensor(make_node(Op::Scatter, base.dtype(), base.device(), base.sizes(),
+                                     node_list(node_of(base, op), node_of(index, op), std::move(s)), std::move(a)));
+  const auto kind = src.defined() ? autograd::GradFn::ScatterBackward0 : autograd::GradFn::ScatterBackward1;
+  if (auto f = src.defined() ? record(kind, out, {&base, &src}) : record(kind, out, {&base})) {
+    f->save(index);
+    f->ints = {d};
+  }
+  return out;
 }
 
 Tensor scatter_add_node(const Tensor& base, int64_t d, const Tensor& index, const Tensor& src, const char* op) {
@@ -139,6 +195,68 @@ Tensor scatter_add_node(const Tensor& base, int64_t d, const Tensor& index, cons
     f->ints = {d};
   }
   return out;
+}
+
+namespace {
+// index_add / index_copy / index_fill: a 1-D int64 index of positions along
+// dim (checked), laid along dim over `shape` (source's, or self's with dim's
+// size the index's length). Returns the wrapped dim.
+int64_t laid_index(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, Tensor* laid,
+                   const char* op) {
+  KILN_CHECK(self.defined() && index.defined(), op, "expected defined tensors but got an undefined one");
+  check_same_device(op, {&self, &index});
+  KILN_CHECK(index.dtype() == DType::Int64 || index.dtype() == DType::Int32, op,
+             "Expected dtype int32/int64 for index (index ", scalar_type_name(index.dtype()), ")");
+  KILN_CHECK(index.dim() <= 1, op, "Index is supposed to be a vector (index ", index.sizes(), ")");
+  const int64_t r = std::max<int64_t>(self.dim(), 1);
+  const int64_t d = wrap_dim(dim, r, op);
+  const Tensor idx = index.reshape({-1}).to(DType::Int64);
+  Shape shape = self.dim() == 0 ? Shape{1} : self.sizes();
+  if (source.defined()) {
+    check_same_device(op, {&self, &source});
+    KILN_CHECK(source.dtype() == self.dtype(), op, "self (", scalar_type_name(self.dtype()), ") and source (",
+               scalar_type_name(source.dtype()), ") must have the same scalar type");
+    const Shape s = source.dim() == 0 ? Shape{1} : source.sizes();
+    bool slices = s.size() == shape.size();
+    for (size_t k = 0; slices && k < s.size(); ++k) slices = k == static_cast<size_t>(d) || s[k] == shape[k];
+    KILN_CHECK(slices, op, "Source/destination tensor must have same slice shapes (self ", self.sizes(), ", source ",
+               source.sizes(), ", dim ", d, ")");
+    KILN_CHECK(s[static_cast<size_t>(d)] == idx.numel(), op, "Number of indices (", idx.numel(),
+               ") should be equal to source.size(dim) (", s[static_cast<size_t>(d)], ")");
+  }
+  shape[static_cast<size_t>(d)] = idx.numel();
+  check_index_range(idx, self.dim() == 0 ? 1 : self.size(d), d, op);
+  *laid = laid_along(idx, d, shape);
+  return d;
+}
+}  // namespace
+
+Tensor Tensor::index_add(int64_t dim, const Tensor& index, const Tensor& source, Scalar alpha, SourceLoc loc) const {
+  const LocScope at(loc);
+  KILN_CHECK(source.defined(), "index_add", "expected a defined source");
+  Tensor laid;
+  const int64_t d = laid_index(*this, dim, index, source, &laid, "index_add");
+  const Tensor s = vec(alpha.to_double() == 1.0 ? source : source * alpha);
+  const Tensor out = scatter_add_node(vec(*this), d, laid, s.reshape(laid.sizes()), "index_add");
+  return this->dim() == 0 ? out.reshape({}) : out;
+}
+
+Tensor Tensor::index_copy(int64_t dim, const Tensor& index, const Tensor& source, SourceLoc loc) const {
+  const LocScope at(loc);
+  KILN_CHECK(source.defined(), "index_copy", "expected a defined source");
+  Tensor laid;
+  const int64_t d = laid_index(*this, dim, index, source, &laid, "index_copy");
+  const Tensor out = scatter_node(vec(*this), d, laid, vec(source).reshape(laid.sizes()), 0, "index_copy");
+  return this->dim() == 0 ? out.reshape({}) : out;
+}
+
+Tensor Tensor::index_fill(int64_t dim, const Tensor& index, Scalar value, SourceLoc loc) const {
+  const LocScope at(loc);
+  Tensor laid;
+  const int64_t d = laid_index(*this, dim, index, Tensor(), &laid, "index_fill");
+  check_fill_value(value, dtype(), "index_fill");
+  const Tensor out = scatter_node(vec(*this), d, laid, Tensor(), value, "index_fill");
+  return this->dim() == 0 ? out.reshape({}) : out;
 }
 
 namespace {

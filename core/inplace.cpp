@@ -184,6 +184,38 @@ Tensor& Tensor::triu_(int64_t diagonal, SourceLoc loc) {
   return assign_result(*this, triu(diagonal), "triu_");
 }
 
+// The indexed writes: the out-of-place op's result written back.
+Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Tensor& src, SourceLoc loc) {
+  const LocScope at(loc);
+  check_defined(*this, "scatter_");
+  return assign_result(*this, scatter(dim, index, src), "scatter_");
+}
+Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, Scalar value, SourceLoc loc) {
+  const LocScope at(loc);
+  check_defined(*this, "scatter_");
+  return assign_result(*this, scatter(dim, index, value), "scatter_");
+}
+Tensor& Tensor::scatter_add_(int64_t dim, const Tensor& index, const Tensor& src, SourceLoc loc) {
+  const LocScope at(loc);
+  check_defined(*this, "scatter_add_");
+  return assign_result(*this, scatter_add(dim, index, src), "scatter_add_");
+}
+Tensor& Tensor::index_add_(int64_t dim, const Tensor& index, const Tensor& source, Scalar alpha, SourceLoc loc) {
+  const LocScope at(loc);
+  check_defined(*this, "index_add_");
+  return assign_result(*this, index_add(dim, index, source, alpha), "index_add_");
+}
+Tensor& Tensor::index_copy_(int64_t dim, const Tensor& index, const Tensor& source, SourceLoc loc) {
+  const LocScope at(loc);
+  check_defined(*this, "index_copy_");
+  return assign_result(*this, index_copy(dim, index, source), "index_copy_");
+}
+Tensor& Tensor::index_fill_(int64_t dim, const Tensor& index, Scalar value, SourceLoc loc) {
+  const LocScope at(loc);
+  check_defined(*this, "index_fill_");
+  return assign_result(*this, index_fill(dim, index, value), "index_fill_");
+}
+
 // fill_ may write an expanded view, as in PyTorch: every element gets the
 // same value, so it writes each memory location once (stride-0 dims collapse).
 static Tensor distinct_locations(const Tensor& t) {
@@ -264,8 +296,37 @@ Tensor& Tensor::operator=(Scalar v) && {
 // As LibTorch's set_item (copy_to): equal shapes copy; a 0-dim CPU value
 // fills; otherwise the value's leading size-1 dims are dropped and it is
 // broadcast into the indexed region.
+//
+// With tensor indices (advanced indexing): a scalar through one mask is
+// masked_fill_ (no positions needed); otherwise the indexed view gets its
+// new value, the value scattered into it (advanced_index.cpp).
+namespace {
+bool put_through_tensors(const Tensor& self, std::initializer_list<indexing::TensorIndex> indices, const Tensor& v) {
+  std::vector<int64_t> dims;
+  std::vector<Tensor> tensors;
+  Tensor dst = apply_basic_index(self, indices, &dims, &tensors);
+  if (tensors.empty()) return false;
+  check_defined(v, "index_put_");
+  const Tensor& first = tensors[0];
+  if (tensors.size() == 1 && is_mask(first) && v.dim() == 0 && first.dtype() == DType::Bool) {
+    const int64_t d = dims[0];
+    for (int64_t j = 0; j < first.dim(); ++j)
+      KILN_CHECK(first.size(j) == dst.size(d + j), "index_put_", "The shape of the mask ", first.sizes(),
+                 " at index ", j, " does not match the shape of the indexed tensor ", dst.sizes(), " at index ", d + j);
+    Shape m(static_cast<size_t>(dst.dim()), 1);
+    for (int64_t j = 0; j < first.dim(); ++j) m[static_cast<size_t>(d + j)] = first.size(j);
+    dst.masked_fill_(first.reshape(m), v.device() == dst.device() ? v : v.to(dst.device()));
+    return true;
+  }
+  dst.copy_(put_by_tensors(dst, dims, tensors, v.dtype() == dst.dtype() || v.dim() > 0 ? v : v.to(dst.dtype()),
+                           false));
+  return true;
+}
+}  // namespace
+
 Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& v, SourceLoc loc) {
   const LocScope at(loc);
+  if (put_through_tensors(*this, indices, v)) return *this;
   Tensor dst = index(indices);
   check_defined(v, "index_put_");
   if (dst.sizes() == v.sizes()) {
@@ -282,8 +343,39 @@ Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices,
 }
 Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices, Scalar v, SourceLoc loc) {
   const LocScope at(loc);
+  for (const auto& i : indices)
+    if (i.kind() == indexing::TensorIndex::Kind::Tensor) {
+      check_fill_value(v, dtype(), "index_put_");
+      return index_put_(indices, full({}, v, TensorOptions(dtype()).device(device())));
+    }
   index(indices).fill_(v);
   return *this;
+}
+
+// LibTorch's index_put_(indices, values, accumulate): one position tensor
+// (or mask) per leading dim.
+Tensor Tensor::index_put(const std::vector<Tensor>& indices, const Tensor& values, bool accumulate,
+                         SourceLoc loc) const {
+  const LocScope at(loc);
+  KILN_CHECK(defined() && values.defined(), "index_put", "expected defined tensors but got an undefined one");
+  std::vector<int64_t> dims;
+  std::vector<Tensor> tensors;
+  int64_t d = 0;
+  for (const Tensor& t : indices) {
+    KILN_CHECK(t.defined(), "index_put", "expected defined index tensors but got an undefined one");
+    dims.push_back(d);
+    tensors.push_back(t);
+    d += is_mask(t) ? t.dim() : 1;
+  }
+  KILN_CHECK(!indices.empty() && d <= dim(), "index_put", "too many indices for tensor of dimension ", dim(),
+             " (got ", d, ")");
+  return put_by_tensors(*this, dims, tensors, values, accumulate);
+}
+Tensor& Tensor::index_put_(const std::vector<Tensor>& indices, const Tensor& values, bool accumulate,
+                           SourceLoc loc) {
+  const LocScope at(loc);
+  check_defined(*this, "index_put_");
+  return assign_result(*this, index_put(indices, values, accumulate), "index_put_");
 }
 
 }  // namespace kiln

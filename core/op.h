@@ -43,6 +43,8 @@ enum class OpClass : uint8_t {
 //   ScatterAdd  inputs {base, index (int64), src (index's shape)}, ints {dim}:
 //               base, then out[j with j[dim] = index[j]] += src[j] for every j
 //               in order (Gather's gradient)
+//   Scatter     as ScatterAdd, but out[j with j[dim] = index[j]] = src[j]
+//               (for repeated positions the last j in order wins)
 //   reductions  ints: the reduced dims, sorted; shape keeps them as 1
 //   Matmul      inputs [..., M, K] and [..., K, N] with equal batch dims
 //   Cat         ints {dim}
@@ -94,6 +96,7 @@ enum class OpClass : uint8_t {
   X(AsStrided, View, 1)           \
   X(Assign, Write, 2)             \
   X(ScatterAdd, Write, 3)         \
+  X(Scatter, Write, 3)            \
   X(Gather, Index, 2)             \
   X(Sum, Reduce, 1)               \
   X(Prod, Reduce, 1)              \

@@ -1,8 +1,8 @@
 // Dim wrapping, broadcasting and the node builders shared by all ops.
 #include "core/ops_common.h"
 
-#include <limits>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 namespace kiln {
@@ -161,6 +161,12 @@ void check_floating(const Tensor& x, const char* op) {
   KILN_CHECK(x.defined(), op, "expected a defined tensor but got an undefined one");
   KILN_CHECK(is_floating_point(x.dtype()), op, "not implemented for ", scalar_type_name(x.dtype()),
              ": expected a floating point tensor (shape ", x.sizes(), ")");
+}
+
+std::string shape_text(const Shape& s) {
+  std::ostringstream os;
+  os << s;
+  return os.str();
 }
 
 }  // namespace kiln

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "core/autograd/function.h"
@@ -34,6 +35,9 @@ NodePtr shape_scalar_node(double v, DType dtype, Device device);
 // A view of n's value with a new shape of the same numel (row-major).
 NodePtr reshape_node(NodePtr n, const Shape& shape);
 
+// "[2, 3]", as messages print shapes.
+std::string shape_text(const Shape& s);
+
 // "Expected all tensors to be on the same device, but found at least two devices, ..."
 void check_same_device(const char* op, std::initializer_list<const Tensor*> tensors);
 void check_same_device(const char* op, const std::vector<const Tensor*>& tensors);
@@ -51,10 +55,30 @@ void check_floating(const Tensor& x, const char* op);
 // of its values only when one is outside.
 std::optional<int64_t> first_outside(const Tensor& index, int64_t size, std::optional<int64_t> skip = std::nullopt);
 
-// The Gather / ScatterAdd nodes (gather.cpp) for indices known to be in
-// range (the gradients of gather and scatter_add reuse checked ones).
+// The Gather / ScatterAdd / Scatter nodes (gather.cpp) for indices known to
+// be in range (the gradients of gather and the scatters reuse checked ones).
+// scatter_node's src may be undefined: `value` then, as PyTorch's
+// scatter(dim, index, value).
 Tensor gather_node(const Tensor& x, int64_t dim, const Tensor& index, const char* op);
+// Advanced indexing (advanced_index.cpp): is t a mask (bool, uint8); x read
+// at index tensors (positions or masks) placed at `dims` of x (increasing);
+// x with `value` written (added) there, a new tensor.
+bool is_mask(const Tensor& t);
+Tensor index_by_tensors(const Tensor& x, const std::vector<int64_t>& dims, const std::vector<Tensor>& indices);
+Tensor put_by_tensors(const Tensor& x, const std::vector<int64_t>& dims, const std::vector<Tensor>& indices,
+                      const Tensor& value, bool accumulate);
+// The basic part of an index (integers, slices, None, ...: views) applied
+// to t; each tensor index is left for index_by_tensors with the dim of the
+// view it applies to (views.cpp).
+Tensor apply_basic_index(const Tensor& t, const std::vector<indexing::TensorIndex>& indices,
+                         std::vector<int64_t>* dims, std::vector<Tensor>* tensors);
+
+// A 1-D index laid along dim d and broadcast to `shape` (whose dim d is its
+// length): a stride-0 view, no copy (index_select's gather index).
+Tensor laid_along(const Tensor& positions, int64_t d, const Shape& shape);
 Tensor scatter_add_node(const Tensor& base, int64_t dim, const Tensor& index, const Tensor& src, const char* op);
+Tensor scatter_node(const Tensor& base, int64_t dim, const Tensor& index, const Tensor& src, Scalar value,
+                    const char* op);
 
 // The options of a *_like factory: o's dtype and device, else t's (t must
 // be defined), and o's requires_grad.

@@ -450,17 +450,41 @@ Tensor Tensor::index(std::initializer_list<indexing::TensorIndex> indices, Sourc
 
 Tensor Tensor::index(const std::vector<indexing::TensorIndex>& indices, SourceLoc loc) const {
   const LocScope at(loc);
+  std::vector<int64_t> dims;
+  std::vector<Tensor> tensors;
+  const Tensor r = apply_basic_index(*this, indices, &dims, &tensors);
+  return tensors.empty() ? r : index_by_tensors(r, dims, tensors);
+}
+
+Tensor apply_basic_index(const Tensor& self, const std::vector<indexing::TensorIndex>& given,
+                         std::vector<int64_t>* dims, std::vector<Tensor>* tensors) {
   using K = indexing::TensorIndex::Kind;
-  KILN_CHECK(defined(), "index", "expected a defined tensor but got an undefined one");
+  KILN_CHECK(self.defined(), "index", "expected a defined tensor but got an undefined one");
+  // A 0-dim integer tensor on the host indexes as its value, a 0-dim bool
+  // tensor as a bool (LibTorch's applySlicing).
+  std::vector<indexing::TensorIndex> indices;
+  for (const auto& i : given) {
+    if (i.kind() != K::Tensor) {
+      indices.push_back(i);
+      continue;
+    }
+    const Tensor t = i.tensor();
+    KILN_CHECK(t.defined(), "index", "expected a defined index tensor but got an undefined one");
+    if (t.dim() == 0 && t.dtype() == DType::Bool) indices.emplace_back(t.item<bool>());
+    else if (t.dim() == 0 && t.device().is_cpu() && !is_floating_point(t.dtype()) && !is_mask(t))
+      indices.emplace_back(t.item<int64_t>());
+    else indices.push_back(i);
+  }
   int64_t consuming = 0, ellipses = 0;
   for (const auto& i : indices) {
     if (i.kind() == K::Integer || i.kind() == K::Slice) ++consuming;
+    if (i.kind() == K::Tensor) consuming += is_mask(i.tensor()) ? i.tensor().dim() : 1;
     if (i.kind() == K::Ellipsis) ++ellipses;
   }
   KILN_CHECK(ellipses <= 1, "index", "an index can only have a single ellipsis ('...')");
-  KILN_CHECK(consuming <= dim(), "index", "too many indices for tensor of dimension ", dim(),
+  KILN_CHECK(consuming <= self.dim(), "index", "too many indices for tensor of dimension ", self.dim(),
              " (got ", consuming, ")");
-  Tensor r = *this;
+  Tensor r = self;
   int64_t d = 0;  // current dim of r
   for (const auto& i : indices) {
     switch (i.kind()) {
@@ -471,7 +495,12 @@ Tensor Tensor::index(const std::vector<indexing::TensorIndex>& indices, SourceLo
         ++d;
         break;
       }
-      case K::Ellipsis: d += dim() - consuming; break;
+      case K::Ellipsis: d += self.dim() - consuming; break;
+      case K::Tensor:
+        dims->push_back(d);
+        tensors->push_back(i.tensor());
+        d += is_mask(i.tensor()) ? i.tensor().dim() : 1;
+        break;
       case K::None: r = r.unsqueeze(d); ++d; break;
       case K::Boolean:
         r = r.unsqueeze(d);

@@ -55,7 +55,7 @@ void check_loaded_node(int64_t id, Op op, DType dtype, const Shape& shape, const
     for (size_t i = from; i < in.size(); ++i)
       c.require(in[i]->dtype == dtype, "an input of dtype ", dtype_name(in[i]->dtype), " for ", dtype_name(dtype));
   };
-  auto one_dim = [&] {  // ints {dim}: Gather, ScatterAdd
+  auto one_dim = [&] {  // ints {dim}: Gather and the scatters
     c.require(a.ints.size() == 1 && a.ints[0] >= 0 && a.ints[0] < static_cast<int64_t>(shape.size()),
               "needs a dim in range");
   };
@@ -99,7 +99,7 @@ void check_loaded_node(int64_t id, Op op, DType dtype, const Shape& shape, const
       break;
     case OpClass::Write:
       c.require(in[0]->shape == shape, "a base of shape ", in[0]->shape, " for shape ", shape);
-      if (op == Op::ScatterAdd) {
+      if (op != Op::Assign) {  // the scatters
         one_dim();
         c.require(in[1]->dtype == DType::Int64 && in[1]->shape.size() == shape.size(), "needs an int64 index of its rank");
         c.require(in[2]->shape == in[1]->shape && in[2]->dtype == dtype && in[0]->dtype == dtype,

@@ -130,6 +130,7 @@ ValueId Lowerer::compute(const Node* n, const Idx& idx) {
     }
     case Op::Assign:
     case Op::ScatterAdd:
+    case Op::Scatter:
     case Op::Cat:
       break;
   }
@@ -299,12 +300,13 @@ Lowered Lowerer::lower_cat(int part) {
   return lower_scatter(src, &root_, offset, strides);
 }
 
-// out[j with j[d] = index[j]] += src[j]: loops over the index's shape in
-// order, the parallel loop dim 0 unless d is 0 (then one thread: every j may
-// add into one element). Two j adding into one element differ in j[d] only,
-// so they run in one thread in the reference's order; the dims after d run
-// inside d's loop, contiguous (an embedding's gradient adds whole rows).
-Lowered Lowerer::lower_scatter_add() {
+// out[j with j[d] = index[j]] += src[j] (Scatter: = src[j]): loops over the
+// index's shape in order, the parallel loop dim 0 unless d is 0 (then one
+// thread: every j may write one element). Two j writing one element differ
+// in j[d] only, so they run in one thread in the reference's order (the last
+// write wins, as in the reference); the dims after d run inside d's loop,
+// contiguous (an embedding's gradient adds whole rows).
+Lowered Lowerer::lower_index_scatter() {
   const Node* index = root_.inputs[1].get();
   const Node* src = root_.inputs[2].get();
   const int64_t d = root_.attrs.ints[0];
@@ -319,18 +321,21 @@ Lowered Lowerer::lower_scatter_add() {
   const ValueId flat = ravel(&root_, at);
   const ValueId v = cast(value(src, idx), root_.dtype);
   const int32_t slot = output_slot(root_.dtype);  // after every input's slot
-  Value old{VOp::Load, root_.dtype};  // the element so far: the base, or earlier additions
-  old.a = slot;
-  old.args[0] = flat;
-  const ValueId sum = op2(VOp::Add, root_.dtype, add(old), v);
-  store(body, slot, flat, sum);
+  if (root_.op == Op::Scatter) {
+    store(body, slot, flat, v);
+  } else {
+    Value old{VOp::Load, root_.dtype};  // the element so far: the base, or earlier additions
+    old.a = slot;
+    old.args[0] = flat;
+    store(body, slot, flat, op2(VOp::Add, root_.dtype, add(old), v));
+  }
   k_.body = std::move(top);
   work_ = src->numel();
   return finish();
 }
 
 Lowered Lowerer::lower_assign_scatter() {
-  if (root_.op == Op::ScatterAdd) return lower_scatter_add();
+  if (root_.op != Op::Assign) return lower_index_scatter();
   const auto& a = root_.attrs.ints;
   const Node* src = root_.inputs[1].get();
   std::vector<ValueId> strides;
@@ -347,7 +352,7 @@ Lowered Lowerer::lower_group(const std::vector<const Node*>& group) {
   std::vector<const Node*> outs;
   bool writes = false;  // an Assign writes into a buffer the kernel may also read
   for (const Node* g : group) {
-    const bool write = g->cls() == OpClass::Write;  // Assign, ScatterAdd
+    const bool write = g->cls() == OpClass::Write;  // Assign, the scatters
     outs.push_back(write ? g->inputs[0].get() : g);
     writes = writes || write;
   }

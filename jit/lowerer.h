@@ -263,7 +263,7 @@ class Lowerer {
   Lowered lower_scatter(const Node* src, const Node* out, ValueId offset, const std::vector<ValueId>& strides);
   Lowered lower_cat(int part);
   Lowered lower_assign_scatter();
-  Lowered lower_scatter_add();
+  Lowered lower_index_scatter();  // ScatterAdd, Scatter
   Lowered lower_group(const std::vector<const Node*>& group);
 
   // The kept value (kept_value) while its output's slot is not yet known.

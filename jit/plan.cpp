@@ -113,7 +113,7 @@ int64_t step_bytes_written(const Schedule& s, size_t step) {
   auto bytes = [](const Node& n, DType dt) { return sat_mul(n.numel(), static_cast<int64_t>(element_size(dt))); };
   if (first.op == Op::Cat) return bytes(*first.inputs[step_part(s, step)], first.dtype);
   if (first.op == Op::Assign && !st.base_copy) return bytes(*first.inputs[1], first.dtype);
-  if (first.op == Op::ScatterAdd && !st.base_copy) return bytes(*first.inputs[2], first.dtype);
+  if ((first.op == Op::ScatterAdd || first.op == Op::Scatter) && !st.base_copy) return bytes(*first.inputs[2], first.dtype);
   int64_t n = 0;
   for (const Node* o : st.outputs) n = sat_add(n, bytes(*o, o->dtype));
   return n;

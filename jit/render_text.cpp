@@ -66,7 +66,8 @@ std::string attr_text(const Node& n) {
       return i.empty() ? "" : "offset=" + std::to_string(i[0]) + " strides=" + ints_text(i, 1);
     case Op::Cat:
     case Op::Gather:
-    case Op::ScatterAdd: return i.empty() ? "" : "dim=" + std::to_string(i[0]);
+    case Op::ScatterAdd:
+    case Op::Scatter: return i.empty() ? "" : "dim=" + std::to_string(i[0]);
     default:
       if (is_reduction(n.op)) return "dims=" + ints_text(i, 0);
       return "";

@@ -264,7 +264,7 @@ void partition(const Graph& g, const std::vector<NodePtr>& roots, const Schedule
       }
       case OpClass::Write: {
         store(mat, cuts, n, Cut::Write);
-        if (n->op == Op::ScatterAdd) break;
+        if (n->op != Op::Assign) break;  // the scatters
         // A source computed from the tensor it is written into (x[0] += 1)
         // is stored first, so that the scatter does not read the base and
         // the write can go into the base's buffer (executor.cpp): storing
@@ -370,7 +370,7 @@ bool lower_all(const Graph& g, NodeSet& mat, CutMap& cuts, const MatmulReads& re
         steps.push_back(std::move(s));
       } else if (n->op == Op::Cat) {
         for (size_t part = 0; part < n->inputs.size(); ++part) push(lower_node(*n, mat, static_cast<int>(part)));
-      } else if (n->cls() == OpClass::Write) {  // Assign, ScatterAdd: the base, then the write
+      } else if (n->cls() == OpClass::Write) {  // Assign, the scatters: the base, then the write
         push(lower_node(*n, mat));
         steps.back().base_copy = true;
         push(lower_assign_scatter(*n, mat));

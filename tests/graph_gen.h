@@ -73,7 +73,7 @@ struct Weights {
   int join = 0;
   int inplace = 0;
   int grad = 0;  // floating leaves that require grad, and kiln::grad of a result
-  int indexed = 1;  // gather, index_select, scatter_add with literal indices; flip, roll
+  int indexed = 1;  // gather, index_select, scatter(_add), x[..., idx] with literal indices; flip, roll
 };
 
 class Gen {
@@ -423,14 +423,16 @@ class Gen {
     unary_instr(a, std::string(".") + u.name + "()", [f](const Tensor& t) { return (t.*f)(kiln::SourceLoc::current()); }, u.inexact);
   }
 
-  // gather / index_select / scatter_add along a random dim, the indices a
-  // literal int64 tensor in range (repeats included: scatter_add adds).
+  // gather / index_select / scatter_add / scatter / an advanced index along
+  // a random dim, the indices a literal int64 tensor in range (repeats
+  // included: scatter_add adds, scatter's last write wins; an advanced
+  // index's may be negative).
   void indexed() {
     const int a = pick_var([](const Tensor& t) { return t.dim() >= 1 && t.numel() > 0; });
     if (a < 0) return;
     const Shape xs = var(a).sizes();
     const int64_t d = uni(0, static_cast<int64_t>(xs.size()) - 1);
-    const int64_t kind = uni(0, 4);
+    const int64_t kind = uni(0, 6);
     if (kind == 3) {  // flip one dim, or d and the last
       const kiln::Shape dims = d + 1 < static_cast<int64_t>(xs.size()) && coin() ? kiln::Shape{d, -1} : kiln::Shape{d};
       unary_instr(a, ".flip(" + shape_text(dims) + ")", [dims](const Tensor& t) { return t.flip(dims); });
@@ -445,12 +447,13 @@ class Gen {
     }
     Shape is = xs;
     if (kind == 1) is = {uni(0, 4)};
+    else if (kind == 6) is = coin() ? Shape{uni(0, 4)} : Shape{uni(0, 3), uni(1, 2)};
     else
       for (size_t k = 0; k < is.size(); ++k) is[k] = static_cast<int64_t>(k) == d ? uni(0, 3) : uni(0, xs[k]);
     std::vector<int64_t> vals(static_cast<size_t>(is.numel()));
     std::string lit;
     for (size_t k = 0; k < vals.size(); ++k) {
-      vals[k] = uni(0, xs[static_cast<size_t>(d)] - 1);
+      vals[k] = uni(kind == 6 ? -xs[static_cast<size_t>(d)] : 0, xs[static_cast<size_t>(d)] - 1);
       lit += (k ? ", " : "") + std::to_string(vals[k]);
     }
     const std::string index = "kiln::tensor(std::vector<int64_t>{" + lit + "}).reshape(" + shape_text(is) + ")";
@@ -461,6 +464,17 @@ class Gen {
     } else if (kind == 1) {
       unary_instr(a, ".index_select(" + ds + ", " + index + ")",
                   [d, idx](const Tensor& t) { return t.index_select(d, idx()); });
+    } else if (kind == 5) {  // x.scatter(d, index, x): x's own values written where the index says
+      unary_instr(a, ".scatter(" + ds + ", " + index + ", " + vname(a) + ")",
+                  [d, idx](const Tensor& t) { return t.scatter(d, idx(), t); });
+    } else if (kind == 6) {  // x[:, ..., index] with d slices before the index
+      std::string pre;
+      for (int64_t k = 0; k < d; ++k) pre += "kiln::indexing::Slice(), ";
+      unary_instr(a, ".index({" + pre + index + "})", [d, idx](const Tensor& t) {
+        std::vector<kiln::indexing::TensorIndex> ix(static_cast<size_t>(d), kiln::indexing::Slice());
+        ix.emplace_back(idx());
+        return t.index(ix);
+      });
     } else {  // x.scatter_add(d, index, x): x's own values added where the index says
       unary_instr(a, ".scatter_add(" + ds + ", " + index + ", " + vname(a) + ")",
                   [d, idx](const Tensor& t) { return t.scatter_add(d, idx(), t); });

@@ -654,3 +654,44 @@ TEST_CASE("errors: flip and roll") {
   CHECK_HAS(KILN_ERROR_OF(x.roll({1, 2})), "[roll]", "shifts and dimensions must align. shifts: 2, dims:0");
   CHECK_HAS(KILN_ERROR_OF(x.roll({})), "[roll]", "`shifts` required");
 }
+
+TEST_CASE("errors: scatter, index_add / index_copy / index_fill, advanced indexing, index_put_, masked_select") {
+  const Tensor x = ones({3, 4});
+  const Tensor i = tensor(std::vector<int64_t>{0, 1, 2, 1}).reshape({2, 2});
+  const Tensor v = tensor(std::vector<int64_t>{2, 0});
+  CHECK_HAS(KILN_ERROR_OF(x.scatter(0, i, ones({2, 2}, kFloat64))), "[scatter]",
+            "Expected self.dtype to be equal to src.dtype (Float and Double)");
+  CHECK_HAS(KILN_ERROR_OF(x.scatter(1, i * 2, 1.0)), "[scatter]", "index 4 is out of bounds for dimension 1 with size 4");
+  CHECK_HAS(KILN_ERROR_OF(x.scatter(0, v, 1.0)), "[scatter]",
+            "Index tensor must have the same number of dimensions as self (self [3, 4], index [2])");
+  CHECK_HAS(KILN_ERROR_OF(tensor(1.0).scatter(0, tensor(int64_t{1}), 2.0)), "[scatter]",
+            "index 1 is out of bounds for dimension 0 with size 1");
+  CHECK_HAS(KILN_ERROR_OF(x.index_add(0, v, ones({2, 3}))), "[index_add]",
+            "Source/destination tensor must have same slice shapes (self [3, 4], source [2, 3], dim 0)");
+  CHECK_HAS(KILN_ERROR_OF(x.index_add(1, v, ones({3, 3}))), "[index_add]",
+            "Number of indices (2) should be equal to source.size(dim) (3)");
+  CHECK_HAS(KILN_ERROR_OF(x.index_copy(0, v, ones({2, 4}, kFloat64))), "[index_copy]",
+            "self (Float) and source (Double) must have the same scalar type");
+  CHECK_HAS(KILN_ERROR_OF(x.index_fill(0, v + 2, 1.0)), "[index_fill]", "index 4 is out of bounds for dimension 0 with size 3");
+  CHECK_HAS(KILN_ERROR_OF(x.index_fill(0, i, 1.0)), "[index_fill]", "Index is supposed to be a vector (index [2, 2])");
+  CHECK_HAS(KILN_ERROR_OF(x.index({Slice(), v * 2})), "[index]", "index 4 is out of bounds for dimension 1 with size 4");
+  CHECK_HAS(KILN_ERROR_OF(x.index({v - 6})), "[index]", "index -4 is out of bounds for dimension 0 with size 3");
+  CHECK_HAS(KILN_ERROR_OF(x.index({v.to(kFloat32)})), "[index]",
+            "tensors used as indices must be long, byte or bool tensors (got Float index [2])");
+  CHECK_HAS(KILN_ERROR_OF(x.index({v, tensor(std::vector<int64_t>{0, 1, 2})})), "[index]",
+            "shape mismatch: indexing tensors could not be broadcast together with shapes [2], [3]");
+  CHECK_HAS(KILN_ERROR_OF(x.index({ones({3, 3}, kBool)})), "[index]",
+            "The shape of the mask [3, 3] at index 1 does not match the shape of the indexed tensor [3, 4] at index 1");
+  CHECK_HAS(KILN_ERROR_OF(x.index({v, v, v})), "[index]", "too many indices for tensor of dimension 2 (got 3)");
+  Tensor y = zeros({3, 4});
+  CHECK_HAS(KILN_ERROR_OF(y.index_put_({v}, ones({3}))), "[index_put_]",
+            "shape mismatch: value tensor of shape [3] cannot be broadcast to indexing result of shape [2, 4]");
+  CHECK_HAS(KILN_ERROR_OF(y.index_put_({v}, ones({2, 4}, kFloat64))), "[index_put_]",
+            "Index put requires the source and destination dtypes match, got Float for the destination and Double for the source.");
+  CHECK_HAS(KILN_ERROR_OF(y.index_put_({ones({2}, kBool)}, 0.0)), "[index_put_]",
+            "The shape of the mask [2] at index 0 does not match the shape of the indexed tensor [3, 4] at index 0");
+  CHECK_HAS(KILN_ERROR_OF(x.masked_select(x)), "[masked_select]", "expected BoolTensor for mask (mask Float)");
+  CHECK_HAS(KILN_ERROR_OF(x.masked_select(ones({2}, kBool))), "[masked_select]", "[3, 4]", "[2]");
+  CHECK_HAS(KILN_ERROR_OF(x.isclose(ones({3, 4}, kFloat64))), "[isclose]",
+            "expected both inputs to have same dtype, but input has Float and other has Double");
+}

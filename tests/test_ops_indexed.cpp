@@ -11,18 +11,13 @@
 #include "jit/executor.h"
 #include "jit/schedule.h"
 #include "tests/check_values.h"
+#include "tests/indexed_helpers.h"
 
 using namespace kiln;
-
-namespace {
-Tensor ramp(const Shape& s, double scale = 1.0) {
-  return (arange(0.0, static_cast<double>(s.numel())).reshape(s) * 0.7 + 0.3).sin() * scale;
-}
-Tensor ids(const std::vector<int64_t>& v, const Shape& s) { return tensor(v).reshape(s); }
-size_t kernels(const Tensor& t) {
-  return jit::schedule({t.impl()->storage->node}, jit::ScheduleOptions{}).steps.size();
-}
-}  // namespace
+using kiln_test::check_jit;
+using kiln_test::ids;
+using kiln_test::kernels;
+using kiln_test::ramp;
 
 TEST_CASE("ops: gather along each dim, repeated indices, its gradient adds where it read") {
   const Tensor i0 = ids({2, 0, 1, 1, 0, 2, 2, 0}, {2, 4}), i1 = ids({3, 3, 0, 1, 0, 2, 2, 2, 2}, {3, 3});
@@ -72,18 +67,6 @@ TEST_CASE("ops: scatter_add adds in order where the index says, and its gradient
   // src larger than the index: its leading part is read
   CHECK_T(zeros({3}).scatter_add(0, ids({2, 2}, {2}), tensor({1.0, 2.0, 100.0})), kFloat32, {3}, {0, 0, 3});
 }
-
-namespace {
-// The JIT, compiled and interpreted, against the reference evaluator: equal
-// bits (scatter_add adds in the reference's order, also on several threads).
-void check_jit(const Tensor& t) {
-  NodePtr n = t.impl()->node();
-  auto as_vec = [&](const BufferPtr& b) { return make_tensor(make_buffer_node(b, n->shape)).to_vector<double>(); };
-  const std::vector<double> ref = as_vec(reference::evaluate({n})[0]);
-  CHECK(as_vec(jit::evaluate({n}, true)[0]) == ref);
-  CHECK(as_vec(jit::evaluate({n}, false)[0]) == ref);
-}
-}  // namespace
 
 TEST_CASE("jit: gather and scatter_add equal the reference, compiled, interpreted and on threads") {
   const int threads = get_num_threads();

@@ -2,7 +2,8 @@
 // round (half to even, with decimals), trunc, frac, sign, log1p, expm1 and
 // erf (primitive ops: core/op.h), and the activations built on them
 // (core/composite.cpp): gelu (erf and tanh forms), softplus, elu / selu /
-// celu, mish, hardsigmoid, hardswish. Expected values, dtypes, grad_fn names
+// celu, mish, hardsigmoid, hardswish; isclose / allclose / equal, isnan /
+// isinf / isfinite and the logical ops. Expected values, dtypes, grad_fn names
 // and gradients were printed by a script run with /usr/bin/python3 (torch
 // 1.13) and pasted in; values compare at check_values' ulp-level tolerance.
 // The float32 functions' ulp bounds against libm are in test_llvm_backend.cpp.
@@ -202,4 +203,29 @@ TEST_CASE("ops: gelu, softplus, elu, selu, celu, mish, hardsigmoid, hardswish an
   CHECK_T(gelu(x.to(kFloat64)), kFloat64, {12}, {-0.00012668496733247991, -0.00404969409489031, -0.015524163314440398, -0.15865525393145702, -0.15426876936299344, 0.0, 0.34573123063700656, 0.841344746068543, 2.4844758366855597, 2.99595030590511, 3.9998733150326675, 25.0});
   CHECK(hardswish(x)[0].item<double>() == 0.0);
   CHECK(neg_zero(hardswish(x), 0));  // x * 0 below -3, as PyTorch
+}
+
+TEST_CASE("ops: isclose, allclose, equal, isnan / isinf / isfinite and the logical ops as PyTorch") {
+  const Tensor a = tensor({1.0, kNaN, kInf, -kInf, 0.0, 1e-9, 2.0, 100.0}, kFloat32);
+  const Tensor b = tensor({1.0 + 1e-6, kNaN, kInf, kInf, 1e-9, 0.0, 2.1, 100.001}, kFloat32);
+  // values printed by torch 1.13
+  CHECK_T(a.isclose(b), kBool, {8}, {1, 0, 1, 0, 1, 1, 0, 1});
+  CHECK_T(a.isclose(b, 1e-5, 1e-8, true), kBool, {8}, {1, 1, 1, 0, 1, 1, 0, 1});
+  CHECK_T(a.isclose(b, 0.1, 0.0), kBool, {8}, {1, 0, 1, 0, 0, 0, 1, 1});
+  CHECK_T(a.isnan(), kBool, {8}, {0, 1, 0, 0, 0, 0, 0, 0});
+  CHECK_T(a.isinf(), kBool, {8}, {0, 0, 1, 1, 0, 0, 0, 0});
+  CHECK_T(a.isfinite(), kBool, {8}, {1, 0, 0, 0, 1, 1, 1, 1});
+  CHECK_T(tensor({1, 2}).isinf(), kBool, {2}, {0, 0});
+  CHECK(!a.allclose(b));
+  CHECK(!a.allclose(b, 1e-5, 1e-8, true));
+  CHECK(a.narrow(0, 4, 2).allclose(b.narrow(0, 4, 2)));
+  CHECK(tensor({1, 2}).equal(tensor({1, 2})));
+  CHECK(!tensor({1, 2}).equal(tensor({1, 3})));
+  CHECK(!tensor({1, 2}).equal(tensor({1, 2, 3})));
+  CHECK_T(tensor({1, 5}).isclose(tensor({1, 6}), 0.1, 0), kBool, {2}, {1, 0});
+  const Tensor x = tensor({0, 3, -1, 0});
+  const Tensor y = tensor({0.0, 0.0, 2.5, kNaN}, kFloat32);
+  CHECK_T(x.logical_and(y), kBool, {4}, {0, 0, 1, 0});
+  CHECK_T(x.logical_or(y), kBool, {4}, {0, 1, 1, 1});
+  CHECK_T(x.logical_xor(y), kBool, {4}, {0, 1, 0, 1});
 }

@@ -82,6 +82,8 @@ namespace kiln::autograd {
   X(CatBackward0, "CatBackward0", Cat)                         \
   X(GatherBackward0, "GatherBackward0", Gather)                \
   X(ScatterAddBackward0, "ScatterAddBackward0", ScatterAdd)    \
+  X(ScatterBackward0, "ScatterBackward0", Scatter)             \
+  X(ScatterBackward1, "ScatterBackward1", Scatter)             \
   X(StackBackward0, "StackBackward0", Stack)                   \
   X(SelectBackward0, "SelectBackward0", Select)                \
   X(UnbindBackward0, "UnbindBackward0", Select)                \

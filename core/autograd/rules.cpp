@@ -262,6 +262,17 @@ RULE(ScatterAdd) {  // self's gradient passes; src's is g read where src was add
   return {f.needs(0) ? g : Tensor(),
           f.needs(1) ? gather_node(g, f.ints[0], f.saved_tensor(0), "scatter_add_backward") : Tensor()};
 }
+// scatter's: self's gradient where nothing was written over, src's read
+// where src was written (a src written over by a later one, at a repeated
+// position, still gets it, as in PyTorch)
+RULE(Scatter) {
+  const Tensor& index = f.saved_tensor(0);
+  const int64_t d = f.ints[0];
+  Grads r(f.next.size());  // {self} for scatter(dim, index, value)
+  if (f.needs(0)) r[0] = scatter_node(g, d, index, Tensor(), 0, "scatter_backward");
+  if (f.needs(1)) r[1] = gather_node(g, d, index, "scatter_backward");
+  return r;
+}
 RULE(Cat) {  // ints {dim, size of each input along dim...}
   Grads r;
   int64_t offset = 0;

@@ -54,7 +54,8 @@ BufferPtr compute(const Node& n, const Inputs& in) {
     case Op::Where: return eval_ternary(n, in);
     case Op::AsStrided: return eval_as_strided(n, in);
     case Op::Assign: return eval_assign(n, in);
-    case Op::ScatterAdd: return eval_scatter_add(n, in);
+    case Op::ScatterAdd:
+    case Op::Scatter: return eval_scatter(n, in);
     case Op::Gather: return eval_gather(n, in);
     case Op::Sum: case Op::Prod: case Op::Max: case Op::Min: case Op::ArgMax: case Op::ArgMin:
     case Op::All: case Op::Any:
@@ -76,7 +77,7 @@ bool class_matches(const Node& n) {
     case OpClass::Binary: return n.inputs.size() == 2;
     case OpClass::Ternary: return n.inputs.size() == 3;
     case OpClass::View: return n.inputs.size() == 1;
-    case OpClass::Write: return n.inputs.size() == (n.op == Op::ScatterAdd ? 3u : 2u);
+    case OpClass::Write: return n.inputs.size() == static_cast<size_t>(op_info(n.op).arity);
     case OpClass::Index: return n.inputs.size() == 2;
     case OpClass::Reduce: return n.inputs.size() == 1;
     case OpClass::Contraction: return n.inputs.size() == 2;

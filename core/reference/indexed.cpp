@@ -44,13 +44,13 @@ BufferPtr eval_gather(const Node& n, const Inputs& in) {
   return out;
 }
 
-BufferPtr eval_scatter_add(const Node& n, const Inputs& in) {
-  KILN_INTERNAL_ASSERT(n.op == Op::ScatterAdd && in.size() == 3 && n.attrs.ints.size() == 1, "unexpected op ",
+BufferPtr eval_scatter(const Node& n, const Inputs& in) {
+  KILN_INTERNAL_ASSERT((n.op == Op::ScatterAdd || n.op == Op::Scatter) && in.size() == 3 && n.attrs.ints.size() == 1, "unexpected op ",
                        op_name(n.op));
   const Node& index = *n.inputs[1];
   KILN_INTERNAL_ASSERT(in[1]->dtype() == DType::Int64 && n.inputs[2]->shape == index.shape &&
                            in[0]->dtype() == n.dtype && in[2]->dtype() == n.dtype && index.rank() == n.rank(),
-                       "ScatterAdd needs an int64 index of base's rank and a source of its shape");
+                       "scatters need an int64 index of base's rank and a source of its shape");
   BufferPtr out = allocate_for(n);
   if (n.numel() > 0) std::memcpy(out->data(), in[0]->data(), out->nbytes());
   visit_dtype(n.dtype, [&](auto tag) {
@@ -58,8 +58,9 @@ BufferPtr eval_scatter_add(const Node& n, const Inputs& in) {
     using C = compute_t<T>;
     const T* s = in[2]->as<T>();
     T* o = out->as<T>();
+    const bool add = n.op == Op::ScatterAdd;
     for_each_indexed(index.shape, n.shape, n.attrs.ints[0], in[1]->as<int64_t>(), [&](int64_t i, int64_t p) {
-      o[p] = cast_value<T>(static_cast<C>(o[p]) + static_cast<C>(s[i]));
+      o[p] = add ? cast_value<T>(static_cast<C>(o[p]) + static_cast<C>(s[i])) : s[i];
     });
   });
   return out;

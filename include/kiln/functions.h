@@ -106,6 +106,18 @@ Tensor outer(const Tensor& a, const Tensor& b, KILN_LOC);
 Tensor gather(const Tensor& t, int64_t dim, const Tensor& index, KILN_LOC);
 Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index, KILN_LOC);
 Tensor scatter_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src, KILN_LOC);
+inline Tensor scatter(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src, KILN_LOC) {
+  return t.scatter(dim, index, src, loc);
+}
+inline Tensor scatter(const Tensor& t, int64_t dim, const Tensor& index, Scalar value, KILN_LOC) {
+  return t.scatter(dim, index, value, loc);
+}
+inline Tensor index_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& source, Scalar alpha = 1,
+                        KILN_LOC) {
+  return t.index_add(dim, index, source, alpha, loc);
+}
+inline Tensor masked_select(const Tensor& t, const Tensor& mask, KILN_LOC) { return t.masked_select(mask, loc); }
+inline Tensor nonzero(const Tensor& t, KILN_LOC) { return t.nonzero(loc); }
 inline Tensor flip(const Tensor& t, const Shape& dims, KILN_LOC) { return t.flip(dims, loc); }
 inline Tensor roll(const Tensor& t, const Shape& shifts, const Shape& dims = {}, KILN_LOC) { return t.roll(shifts, dims, loc); }
 Tensor addcmul(const Tensor& t, const Tensor& tensor1, const Tensor& tensor2, Scalar value = 1, KILN_LOC);

@@ -107,6 +107,10 @@ class Tensor {
   Tensor index(const std::vector<indexing::TensorIndex>& indices, KILN_LOC) const;
   Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& value, KILN_LOC);
   Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, Scalar value, KILN_LOC);
+  // One int64 position tensor (or bool mask) per leading dim; repeated
+  // positions add up with accumulate, else one of the values is written.
+  Tensor index_put(const std::vector<Tensor>& indices, const Tensor& values, bool accumulate, KILN_LOC) const;
+  Tensor& index_put_(const std::vector<Tensor>& indices, const Tensor& values, bool accumulate, KILN_LOC);
   Tensor select(int64_t dim, int64_t index, KILN_LOC) const;
   Tensor slice(int64_t dim = 0, std::optional<int64_t> start = std::nullopt,
                std::optional<int64_t> end = std::nullopt, int64_t step = 1, KILN_LOC) const;
@@ -166,18 +170,38 @@ class Tensor {
   Tensor frac(KILN_LOC) const;
   Tensor sign(KILN_LOC) const;
   Tensor relu(KILN_LOC) const;
-  // Indexed reads (int64 indices, checked against the size when called):
-  // out[i] = self[i with i[dim] = index[i]]; self's rows at a 1-D index;
-  // self with src[j] added at j with j[dim] = index[j].
+  // Indexed reads and writes (int64 indices, checked against the size when
+  // called): out[i] = self[i with i[dim] = index[i]]; self's rows at a 1-D
+  // index; self with src[j] added at (scatter: written to) j with j[dim] =
+  // index[j]; self with source's slices along dim added at (copied to,
+  // filled at) the positions of a 1-D index.
   Tensor gather(int64_t dim, const Tensor& index, KILN_LOC) const;
   Tensor index_select(int64_t dim, const Tensor& index, KILN_LOC) const;
   Tensor scatter_add(int64_t dim, const Tensor& index, const Tensor& src, KILN_LOC) const;
+  Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src, KILN_LOC) const;
+  Tensor scatter(int64_t dim, const Tensor& index, Scalar value, KILN_LOC) const;
+  Tensor index_add(int64_t dim, const Tensor& index, const Tensor& source, Scalar alpha = 1, KILN_LOC) const;
+  Tensor index_copy(int64_t dim, const Tensor& index, const Tensor& source, KILN_LOC) const;
+  Tensor index_fill(int64_t dim, const Tensor& index, Scalar value, KILN_LOC) const;
+  // The elements where mask (broadcast to self) is true, in order, 1-D; the
+  // positions of the nonzero elements, [count, dim]. Their sizes depend on
+  // the values: both evaluate (as PyTorch, which synchronizes on a GPU).
+  Tensor masked_select(const Tensor& mask, KILN_LOC) const;
+  Tensor nonzero(KILN_LOC) const;
   // A new tensor with the order of dims reversed / rotated by shifts (no
   // dims: the flattened tensor), as torch.flip / torch.roll.
   Tensor flip(const Shape& dims, KILN_LOC) const;
   Tensor roll(const Shape& shifts, const Shape& dims = {}, KILN_LOC) const;
   Tensor square(KILN_LOC) const;
   Tensor logical_not(KILN_LOC) const;
+  // bool results: nonzero-ness combined; NaN, +-inf, neither (integers:
+  // never NaN or infinite)
+  Tensor logical_and(const Tensor& other, KILN_LOC) const;
+  Tensor logical_or(const Tensor& other, KILN_LOC) const;
+  Tensor logical_xor(const Tensor& other, KILN_LOC) const;
+  Tensor isnan(KILN_LOC) const;
+  Tensor isinf(KILN_LOC) const;
+  Tensor isfinite(KILN_LOC) const;
   Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt, KILN_LOC) const;
   Tensor clamp_min(Scalar min, KILN_LOC) const { return clamp(min, std::nullopt, loc); }
   Tensor clamp_max(Scalar max, KILN_LOC) const { return clamp(std::nullopt, max, loc); }
@@ -203,6 +227,13 @@ class Tensor {
   Tensor masked_fill(const Tensor& mask, const Tensor& value, KILN_LOC) const;  // value 0-D
   // self + weight * (end - self), floating dtypes, PyTorch's formula.
   Tensor lerp(const Tensor& end, Scalar weight, KILN_LOC) const;
+  // torch.isclose: |self - other| <= atol + rtol * |other| (or equal);
+  // allclose: all of them (evaluates); equal: same sizes and values.
+  Tensor isclose(const Tensor& other, double rtol = 1e-05, double atol = 1e-08, bool equal_nan = false,
+                 KILN_LOC) const;
+  bool allclose(const Tensor& other, double rtol = 1e-05, double atol = 1e-08, bool equal_nan = false,
+                KILN_LOC) const;
+  bool equal(const Tensor& other, KILN_LOC) const;
   Tensor lerp(const Tensor& end, const Tensor& weight, KILN_LOC) const;
   Tensor outer(const Tensor& vec2, KILN_LOC) const;  // two 1-D tensors
   // self + value * tensor1 * tensor2, self + value * tensor1 / tensor2.
@@ -235,6 +266,12 @@ class Tensor {
   Tensor& lerp_(const Tensor& end, Scalar weight, KILN_LOC);
   Tensor& lerp_(const Tensor& end, const Tensor& weight, KILN_LOC);
   Tensor& tril_(int64_t diagonal = 0, KILN_LOC);
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src, KILN_LOC);
+  Tensor& scatter_(int64_t dim, const Tensor& index, Scalar value, KILN_LOC);
+  Tensor& scatter_add_(int64_t dim, const Tensor& index, const Tensor& src, KILN_LOC);
+  Tensor& index_add_(int64_t dim, const Tensor& index, const Tensor& source, Scalar alpha = 1, KILN_LOC);
+  Tensor& index_copy_(int64_t dim, const Tensor& index, const Tensor& source, KILN_LOC);
+  Tensor& index_fill_(int64_t dim, const Tensor& index, Scalar value, KILN_LOC);
   Tensor& triu_(int64_t diagonal = 0, KILN_LOC);
   Tensor& operator+=(Located o) { return add_(o.tensor, 1, o.loc); }
   Tensor& operator+=(LocatedScalar o) { return add_(o.value, 1, o.loc); }

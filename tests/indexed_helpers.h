@@ -1,0 +1,41 @@
+// Helpers shared by the indexed-op tests (test_ops_indexed.cpp,
+// test_ops_advanced_index.cpp): the JIT, compiled and interpreted, against
+// the reference evaluator with equal bits (the scatters write in the
+// reference's order, also on several threads); a kernel count; inputs.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "core/reference/evaluate.h"
+#include "core/tensor_impl.h"
+#include "jit/executor.h"
+#include "jit/schedule.h"
+#include "kiln/kiln.h"
+
+namespace kiln_test {
+
+inline void check_jit(const kiln::Tensor& t) {
+  kiln::NodePtr n = t.impl()->node();
+  auto as_vec = [&](const kiln::BufferPtr& b) {
+    return kiln::make_tensor(kiln::make_buffer_node(b, n->shape)).to_vector<double>();
+  };
+  const std::vector<double> ref = as_vec(kiln::reference::evaluate({n})[0]);
+  CHECK(as_vec(kiln::jit::evaluate({n}, true)[0]) == ref);
+  CHECK(as_vec(kiln::jit::evaluate({n}, false)[0]) == ref);
+}
+
+// The kernels t's pending graph schedules into.
+inline size_t kernels(const kiln::Tensor& t) {
+  return kiln::jit::schedule({t.impl()->storage->node}, kiln::jit::ScheduleOptions{}).steps.size();
+}
+
+// sin(0.7 i + 0.3) * scale in row-major order: distinct values of both signs.
+inline kiln::Tensor ramp(const kiln::Shape& s, double scale = 1.0) {
+  return (kiln::arange(0.0, static_cast<double>(s.numel())).reshape(s) * 0.7 + 0.3).sin() * scale;
+}
+inline kiln::Tensor ids(const std::vector<int64_t>& v, const kiln::Shape& s) { return kiln::tensor(v).reshape(s); }
+
+}  // namespace kiln_test
