@@ -83,6 +83,11 @@ void record_binary(Op op, const Tensor& out, const Tensor& a, const Tensor& b) {
       f->save(b);
       f->save_output(out);
       return;
+    case Op::Fmod:
+      f = record(GradFn::FmodBackward0, out, {&a, &b});
+      f->save(a, f->needs(1));
+      f->save(b, f->needs(1));
+      return;
     case Op::Maximum:
     case Op::Minimum:
       f = record(op == Op::Maximum ? GradFn::MaximumBackward0 : GradFn::MinimumBackward0, out, {&a, &b});
@@ -100,6 +105,7 @@ void record_scalar(Op op, const Tensor& out, const Tensor& a, const Scalar& s, b
     case Op::Add: f = record(GradFn::AddBackward0, out, {&a}); break;
     case Op::Sub: f = record(scalar_first ? GradFn::RsubBackward1 : GradFn::SubBackward0, out, {&a}); break;
     case Op::Mul: f = record(GradFn::MulBackward0, out, {&a}); break;
+    case Op::Fmod: f = record(GradFn::FmodBackward1, out, {&a}); break;
     case Op::Div:
       f = record(scalar_first ? GradFn::RdivBackward0 : GradFn::DivBackward0, out, {&a});
       if (scalar_first) f->save(a);
@@ -165,10 +171,10 @@ DType result_type(const Tensor& a, Scalar b) {
   return s.result();
 }
 
-Tensor binary_op(Op op, const Tensor& a, const Tensor& b, const char* name) {
+Tensor binary_op(Op op, const Tensor& a, const Tensor& b, const char* name, bool integer_division) {
   check_same_device(name, {&a, &b});
   check_binary_dtypes(op, a.dtype(), b.dtype(), name);
-  DType ct = binary_compute_type(op, result_type(a, b));
+  DType ct = integer_division ? result_type(a, b) : binary_compute_type(op, result_type(a, b));
   const OutputLayout layout({&a, &b}, broadcast_shapes(a.sizes(), b.sizes(), name));
   Tensor out = finish(op, ct, layout, a.device(), node_list(layout.read(a, ct, name), layout.read(b, ct, name)));
   record_binary(op, out, a, b);

@@ -43,6 +43,10 @@ enum class OpClass : uint8_t {
 //   ScatterAdd  inputs {base, index (int64), src (index's shape)}, ints {dim}:
 //               base, then out[j with j[dim] = index[j]] += src[j] for every j
 //               in order (Gather's gradient)
+//   Div         floats: a / b; integers: truncated (C's), the divisor
+//               nonzero (the front end checks)
+//   Fmod        C's fmod / %: the remainder of the truncated division, the
+//               dividend's sign; integer divisors nonzero
 //   Scatter     as ScatterAdd, but out[j with j[dim] = index[j]] = src[j]
 //               (for repeated positions the last j in order wins)
 //   reductions  ints: the reduced dims, sorted; shape keeps them as 1
@@ -84,6 +88,7 @@ enum class OpClass : uint8_t {
   X(Mul, Binary, 2)               \
   X(Div, Binary, 2)               \
   X(Pow, Binary, 2)               \
+  X(Fmod, Binary, 2)              \
   X(Maximum, Binary, 2)           \
   X(Minimum, Binary, 2)           \
   X(Eq, Binary, 2)                \

@@ -89,7 +89,8 @@ TensorOptions like_options(const Tensor& t, const TensorOptions& o);
 Tensor divide_by_count(const Tensor& t, int64_t count);
 
 // Elementwise builders (elementwise.cpp), shared by the in-place ops.
-Tensor binary_op(Op op, const Tensor& a, const Tensor& b, const char* name);
+// integer_division: Div in the common dtype even when integral (truncated)
+Tensor binary_op(Op op, const Tensor& a, const Tensor& b, const char* name, bool integer_division = false);
 Tensor binary_op(Op op, const Tensor& a, const Scalar& b, const char* name, bool scalar_first = false);
 
 }  // namespace kiln

@@ -86,7 +86,7 @@ void check_loaded_node(int64_t id, Op op, DType dtype, const Shape& shape, const
       c.require(in[0]->dtype == in[1]->dtype, "inputs of different dtypes");
       if (is_comparison(op)) c.require(dtype == DType::Bool, "gives bool");
       else same_dtype(0);
-      if (op == Op::Div) c.require(is_floating_point(dtype), "divides floating values only");
+      if (op == Op::Div || op == Op::Fmod) c.require(dtype != DType::Bool, "divides numbers, not bools");
       break;
     case OpClass::Ternary:
       same_shape();

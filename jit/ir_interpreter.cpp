@@ -266,6 +266,7 @@ class Interp {
         case VOp::Sub: x = dbl ? a - b : af - bf; break;
         case VOp::Mul: x = dbl ? a * b : af * bf; break;
         case VOp::Div: x = dbl ? a / b : af / bf; break;
+        case VOp::Mod: x = dbl ? std::fmod(a, b) : std::fmod(af, bf); break;
         case VOp::Pow: x = dbl ? std::pow(a, b) : std::pow(af, bf); break;
         // The reference's formulas: NaN propagates, and on ties (+0, -0) the
         // second operand wins.
@@ -302,8 +303,8 @@ class Interp {
       case VOp::Add: r.i = static_cast<int64_t>(a + b); break;
       case VOp::Sub: r.i = static_cast<int64_t>(a - b); break;
       case VOp::Mul: r.i = static_cast<int64_t>(a * b); break;
-      case VOp::Div: r.i = sb == 0 ? 0 : sa / sb; break;
-      case VOp::Mod: r.i = sb == 0 ? 0 : sa % sb; break;
+      case VOp::Div: r.i = sb == 0 ? 0 : sb == -1 ? static_cast<int64_t>(0 - a) : sa / sb; break;
+      case VOp::Mod: r.i = sb == 0 || sb == -1 ? 0 : sa % sb; break;
       case VOp::Pow: r.i = reference::int_pow(sa, sb); break;
       case VOp::Max: r.i = std::max(sa, sb); break;
       case VOp::Min: r.i = std::min(sa, sb); break;

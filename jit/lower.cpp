@@ -95,7 +95,8 @@ ValueId Lowerer::compute(const Node* n, const Idx& idx) {
     case Op::Add: return binary(VOp::Add, n, idx);
     case Op::Sub: return binary(VOp::Sub, n, idx);
     case Op::Mul: return binary(VOp::Mul, n, idx);
-    case Op::Div: return binary(VOp::Div, n, idx);
+    case Op::Div: return is_floating_point(n->dtype) ? binary(VOp::Div, n, idx) : int_division(VOp::Div, n, idx);
+    case Op::Fmod: return is_floating_point(n->dtype) ? binary(VOp::Mod, n, idx) : int_division(VOp::Mod, n, idx);
     case Op::Pow: return binary(VOp::Pow, n, idx);
     case Op::Maximum: return binary(VOp::Max, n, idx);
     case Op::Minimum: return binary(VOp::Min, n, idx);
@@ -144,6 +145,35 @@ ValueId Lowerer::unary(VOp op, const Node* n, const Idx& idx) {
 
 ValueId Lowerer::binary(VOp op, const Node* n, const Idx& idx) {
   return op2(op, n->dtype, value(n->inputs[0].get(), idx), value(n->inputs[1].get(), idx));
+}
+
+// Integer Div / Fmod, truncated as C's: the front end refuses a zero
+// divisor, and a divisor of -1 divides by 1 instead (INT64_MIN / -1 traps
+// on x86), the quotient negated (wrapping, as the reference). Index
+// arithmetic (non-negative) uses VOp::Div / Mod directly.
+ValueId Lowerer::int_division(VOp op, const Node* n, const Idx& idx) {
+  const DType dt = n->dtype;
+  const ValueId a = value(n->inputs[0].get(), idx), b = value(n->inputs[1].get(), idx);
+  auto konst = [&](int64_t c) {
+    Value v{VOp::Const, dt};
+    v.i = c;
+    return add(v);
+  };
+  auto where = [&](ValueId cond, ValueId x, ValueId y) {
+    Value w{VOp::Where, dt};
+    w.args[0] = cond;
+    w.args[1] = x;
+    w.args[2] = y;
+    return add(w);
+  };
+  const bool is_signed = dt != DType::UInt8;
+  const ValueId one = konst(1);
+  ValueId safe = where(op2(VOp::Eq, DType::Bool, b, konst(0)), one, b);
+  if (!is_signed) return op2(op, dt, a, safe);
+  const ValueId minus_one = op2(VOp::Eq, DType::Bool, b, konst(-1));
+  safe = where(minus_one, one, safe);
+  const ValueId q = op2(op, dt, a, safe);
+  return op == VOp::Div ? where(minus_one, op1(VOp::Neg, dt, a), q) : q;
 }
 
 ValueId Lowerer::linspace(const Node* n, const Idx& idx) {

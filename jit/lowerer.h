@@ -201,6 +201,7 @@ class Lowerer {
   ValueId compute(const Node* n, const Idx& idx);
   ValueId unary(VOp op, const Node* n, const Idx& idx);
   ValueId binary(VOp op, const Node* n, const Idx& idx);
+  ValueId int_division(VOp op, const Node* n, const Idx& idx);  // Div, Fmod of integers
   ValueId linspace(const Node* n, const Idx& idx);
 
   // ---- lower_views.cpp ----

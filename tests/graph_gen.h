@@ -487,17 +487,18 @@ class Gen {
     if (b < 0) return;
     static const char* names[] = {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq",
                                   "ne",  "lt",  "le",  "gt",  "ge",  "+",       "-",       "*",
-                                  "/",   "add_alpha", "sub_alpha"};
+                                  "/",   "add_alpha", "sub_alpha", "fmod", "remainder", "floor_divide"};
     const int op = static_cast<int>(uni(0, std::size(names) - 1));
     const bool swap = coin(0.3);
     const int x = swap ? b : a, y = swap ? a : b;
     const Scalar alpha = rand_scalar(false);
     Instr ins;
     ins.reads = {x, y};
-    ins.inexact = op == 4 ? kInexact | kAmplifying : 0;
+    // the rounded divisions jump where an inexact operand crosses a multiple
+    ins.inexact = op == 4 ? kInexact | kAmplifying : op >= 19 ? kPeriodic : 0;
     const std::string X = vname(x), Y = vname(y), N = names[op];
     if (op >= 13 && op <= 16) ins.text = def(X + " " + N + " " + Y);
-    else if (op >= 17) ins.text = def(X + "." + N.substr(0, 3) + "(" + Y + ", " + scalar_text(alpha) + ")");
+    else if (op == 17 || op == 18) ins.text = def(X + "." + N.substr(0, 3) + "(" + Y + ", " + scalar_text(alpha) + ")");
     else ins.text = def(X + "." + N + "(" + Y + ")");
     ins.run = [x, y, op, alpha](Env& e) {
       const Tensor &p = e.vars[x], &q = e.vars[y];
@@ -520,7 +521,10 @@ class Gen {
         case 15: return p * q;
         case 16: return p / q;
         case 17: return p.add(q, alpha);
-        default: return p.sub(q, alpha);
+        case 18: return p.sub(q, alpha);
+        case 19: return p.fmod(q);
+        case 20: return p.remainder(q);
+        default: return p.floor_divide(q);
       }
     };
     emit(std::move(ins));

@@ -695,3 +695,15 @@ TEST_CASE("errors: scatter, index_add / index_copy / index_fill, advanced indexi
   CHECK_HAS(KILN_ERROR_OF(x.isclose(ones({3, 4}, kFloat64))), "[isclose]",
             "expected both inputs to have same dtype, but input has Float and other has Double");
 }
+
+TEST_CASE("errors: fmod, remainder, div with a rounding mode") {
+  const Tensor i = tensor(std::vector<int64_t>{4, 5});
+  CHECK_HAS(KILN_ERROR_OF(i.remainder(tensor(std::vector<int64_t>{1, 0}))), "[remainder]",
+            "ZeroDivisionError: an integer division by zero (divisor [2])");
+  CHECK_HAS(KILN_ERROR_OF(i.fmod(0)), "[fmod]", "ZeroDivisionError");
+  CHECK_HAS(KILN_ERROR_OF(i.floor_divide(0)), "[div]", "ZeroDivisionError");
+  CHECK_HAS(KILN_ERROR_OF(i.div(2, "round")), "[div]",
+            "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found 'round'");
+  CHECK_HAS(KILN_ERROR_OF(ones({2}, kBool).fmod(ones({2}, kBool))), "[fmod]", "\"fmod\" not implemented for 'Bool'");
+  CHECK(i.to(kFloat32).fmod(0).isnan().all().item<bool>());  // floats: NaN, no error
+}

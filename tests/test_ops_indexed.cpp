@@ -11,7 +11,7 @@
 #include "jit/executor.h"
 #include "jit/schedule.h"
 #include "tests/check_values.h"
-#include "tests/indexed_helpers.h"
+#include "tests/jit_checks.h"
 
 using namespace kiln;
 using kiln_test::check_jit;

@@ -11,10 +11,12 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "tests/check_values.h"
+#include "tests/jit_checks.h"
 
 using namespace kiln;
 using kiln_test::kInf;
@@ -228,4 +230,62 @@ TEST_CASE("ops: isclose, allclose, equal, isnan / isinf / isfinite and the logic
   CHECK_T(x.logical_and(y), kBool, {4}, {0, 0, 1, 0});
   CHECK_T(x.logical_or(y), kBool, {4}, {0, 1, 1, 1});
   CHECK_T(x.logical_xor(y), kBool, {4}, {0, 1, 0, 1});
+}
+
+TEST_CASE("ops: fmod, remainder, div with rounding_mode and floor_divide: signs, zeros, infinities, integers, gradients") {
+  const Tensor a = tensor({7.5, -7.5, 7.5, -7.5, 0.0, -0.0, 5.0, 1e30, kInf, 3.0, -3.0}, kFloat32);
+  const Tensor b = tensor({2.0, 2.0, -2.0, -2.0, 3.0, 3.0, 0.0, 3.0, 2.0, kInf, kInf}, kFloat32);
+  // values printed by torch 1.13
+  CHECK_T(a.fmod(b), kFloat32, {11}, {1.5, -1.5, 1.5, -1.5, 0.0, -0.0, kNaN, 0.0, kNaN, 3.0, -3.0});
+  CHECK_T(a.remainder(b), kFloat32, {11}, {1.5, 0.5, -0.5, -1.5, 0.0, -0.0, kNaN, 0.0, kNaN, 3.0, kInf});
+  CHECK_T(a.div(b, "trunc"), kFloat32, {11}, {3.0, -3.0, -3.0, 3.0, 0.0, -0.0, kInf, 3.333333383491554e+29, kInf, 0.0, -0.0});
+  CHECK_T(a.div(b, "floor"), kFloat32, {11}, {3.0, -4.0, -4.0, 3.0, 0.0, -0.0, kInf, 3.333333383491554e+29, kNaN, 0.0, -1.0});
+  CHECK(neg_zero(a.fmod(b), 5));
+  CHECK(neg_zero(a.div(b, "floor"), 5));
+  CHECK(neg_zero(a.div(b, "trunc"), 10));
+  const Tensor ai = tensor({7, -7, 7, -7, 0, -9, 9, 5});
+  const Tensor bi = tensor({2, 2, -2, -2, 3, -1, 3, -1});
+  CHECK_T(ai.fmod(bi), kInt64, {8}, {1, -1, 1, -1, 0, 0, 0, 0});
+  CHECK_T(ai.remainder(bi), kInt64, {8}, {1, 1, -1, -1, 0, 0, 0, 0});
+  CHECK_T(ai.div(bi, "trunc"), kInt64, {8}, {3, -3, -3, 3, 0, 9, 3, -5});
+  CHECK_T(ai.floor_divide(bi), kInt64, {8}, {3, -4, -4, 3, 0, 9, 3, -5});
+  CHECK_T(tensor({-7, 7}, kInt32).remainder(3), kInt32, {2}, {2, 1});
+  CHECK_T(tensor({-7, 7}, kInt32).floor_divide(-2), kInt32, {2}, {3, -4});
+  CHECK_T(tensor({200, 7}, kUInt8).floor_divide(tensor({3, 255}, kUInt8)), kUInt8, {2}, {66, 0});
+  CHECK_T(tensor({200, 7}, kUInt8).remainder(tensor({3, 255}, kUInt8)), kUInt8, {2}, {2, 7});
+  CHECK_T(tensor({5.5, -4.25}, kFloat32).remainder(-2), kFloat32, {2}, {-0.5, -0.25});
+  CHECK_T(tensor({5, -4}).remainder(2.5), kFloat32, {2}, {0.0, 1.0});
+  CHECK_T(tensor({5, -4}).fmod(2), kInt64, {2}, {1, 0});
+  // INT64_MIN / -1 wraps (PyTorch's CPU kernel traps on it)
+  CHECK_T(tensor({std::numeric_limits<int64_t>::min()}).div(tensor({int64_t{-1}}), "trunc"), kInt64, {1},
+          {static_cast<double>(std::numeric_limits<int64_t>::min())});
+  // gradients: fmod's divisor gets -g trunc(a / b), remainder's -g floor(a / b)
+  Tensor x = tensor({5.5, -4.25, 3.0}, kFloat32).requires_grad_();
+  Tensor y = tensor({2.0, 1.5, -2.0}, kFloat32).requires_grad_();
+  const Tensor w = tensor({1.0, 2.0, 3.0}, kFloat32);
+  (x.fmod(y) * w).sum().backward();
+  CHECK_T(x.grad(), kFloat32, {3}, {1.0, 2.0, 3.0});
+  CHECK_T(y.grad(), kFloat32, {3}, {-2.0, 4.0, 3.0});
+  x.set_grad(Tensor());
+  y.set_grad(Tensor());
+  (x.remainder(y) * w).sum().backward();
+  CHECK_T(x.grad(), kFloat32, {3}, {1.0, 2.0, 3.0});
+  CHECK_T(y.grad(), kFloat32, {3}, {-2.0, 6.0, 6.0});
+}
+
+TEST_CASE("jit: fmod, remainder and the rounded divisions equal the reference bit for bit, one kernel each") {
+  manual_seed(9);
+  const Tensor x = randn({67, 45}) * 40, y = randn({67, 45}) * 6;
+  for (DType dt : {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32}) {
+    CAPTURE(dtype_name(dt));
+    const Tensor a = x.to(dt);
+    // integers: no zero divisor; -1 and negative ones included
+    const Tensor b = is_floating_point(dt) ? y.to(dt) : where(y.abs() < 1, Scalar(-1), y).to(dt);
+    kiln_test::check_jit(a.fmod(b));
+    kiln_test::check_jit(a.remainder(b) * 2);
+    kiln_test::check_jit(a.div(b, "trunc"));
+    kiln_test::check_jit(a.floor_divide(b));
+    kiln_test::check_jit(a.remainder(3));
+    CHECK(kiln_test::kernels(a.floor_divide(b) + a.remainder(b)) == 1);
+  }
 }

@@ -33,6 +33,8 @@ namespace kiln::autograd {
   X(DivBackward0, "DivBackward0", Div)                         \
   X(PowBackward0, "PowBackward0", PowScalar)                   \
   X(PowBackward1, "PowBackward1", Pow)                         \
+  X(FmodBackward0, "FmodBackward0", Fmod)                      \
+  X(FmodBackward1, "FmodBackward1", Fmod)                      \
   X(RpowBackward1, "PowBackward1", Rpow)                       \
   X(NegBackward0, "NegBackward0", Neg)                         \
   X(ExpBackward0, "ExpBackward0", Exp)                         \

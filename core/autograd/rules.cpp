@@ -103,6 +103,12 @@ RULE(Div) {
   return {f.needs(0) ? g / other : Tensor(),
           f.needs(1) ? -g * f.saved_tensor(1) / (other * other) : Tensor()};
 }
+// fmod(a, b) = a - trunc(a / b) * b, the quotient's gradient zero
+RULE(Fmod) {
+  if (f.next.size() == 1) return {g};  // by a scalar
+  return {f.needs(0) ? g : Tensor(),
+          f.needs(1) ? -g * f.saved_tensor(0).div(f.saved_tensor(1), "trunc") : Tensor()};
+}
 RULE(PowScalar) {
   const double e = f.reals[0];
   if (e == 0.0) return {zeros_like(g)};

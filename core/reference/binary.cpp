@@ -49,9 +49,13 @@ template <typename T> void binary_op(Op op, const Buffer& a, const Buffer& b, Bu
       if constexpr (fp) map2<T>(a, b, out, [](C x, C y) { return x * y; });
       else map2<T>(a, b, out, [](C x, C y) { return s(u(x) * u(y)); });
       return;
-    case Op::Div:
+    case Op::Div:  // integers: truncated; -1 negates (INT64_MIN / -1 wraps), 0 is refused earlier
       if constexpr (fp) map2<T>(a, b, out, [](C x, C y) { return x / y; });
-      else KILN_INTERNAL_ASSERT(false, "Div needs a floating dtype");
+      else map2<T>(a, b, out, [](C x, C y) { return y == 0 ? C{0} : y == -1 ? s(0 - u(x)) : x / y; });
+      return;
+    case Op::Fmod:
+      if constexpr (fp) map2<T>(a, b, out, [](C x, C y) { return std::fmod(x, y); });
+      else map2<T>(a, b, out, [](C x, C y) { return y == 0 || y == -1 ? C{0} : x % y; });
       return;
     case Op::Pow:
       if constexpr (fp) map2<T>(a, b, out, [](C x, C y) { return std::pow(x, y); });

@@ -47,7 +47,7 @@ BufferPtr compute(const Node& n, const Inputs& in) {
     case Op::Log1p: case Op::Expm1: case Op::Erf:
     case Op::LogicalNot:
       return eval_unary(n, in);
-    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Pow: case Op::Maximum:
+    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Pow: case Op::Fmod: case Op::Maximum:
     case Op::Minimum: case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt:
     case Op::Ge:
       return eval_binary(n, in);

@@ -135,7 +135,7 @@ BufferPtr eval_source(const Node& n) {
     case Op::Floor: case Op::Ceil: case Op::Round: case Op::Trunc: case Op::Sign:
     case Op::Log1p: case Op::Expm1: case Op::Erf:
     case Op::LogicalNot: case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Pow:
-    case Op::Maximum: case Op::Minimum: case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le:
+    case Op::Fmod: case Op::Maximum: case Op::Minimum: case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le:
     case Op::Gt: case Op::Ge: case Op::Where: case Op::AsStrided: case Op::Assign: case Op::ScatterAdd: case Op::Scatter: case Op::Gather:
     case Op::Sum: case Op::Prod: case Op::Max: case Op::Min: case Op::ArgMax: case Op::ArgMin:
     case Op::All: case Op::Any: case Op::Matmul: case Op::Cat: case Op::ToDevice:
@@ -156,7 +156,7 @@ BufferPtr eval_random(const Node& n) {
     case Op::Floor: case Op::Ceil: case Op::Round: case Op::Trunc: case Op::Sign:
     case Op::Log1p: case Op::Expm1: case Op::Erf:
     case Op::LogicalNot: case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Pow:
-    case Op::Maximum: case Op::Minimum: case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le:
+    case Op::Fmod: case Op::Maximum: case Op::Minimum: case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le:
     case Op::Gt: case Op::Ge: case Op::Where: case Op::AsStrided: case Op::Assign: case Op::ScatterAdd: case Op::Scatter: case Op::Gather:
     case Op::Sum: case Op::Prod: case Op::Max: case Op::Min: case Op::ArgMax: case Op::ArgMin:
     case Op::All: case Op::Any: case Op::Matmul: case Op::Cat: case Op::ToDevice:

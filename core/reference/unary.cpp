@@ -75,7 +75,7 @@ template <typename T> void unary_math(Op op, const Buffer& a, Buffer& out) {
     case Op::Buffer: case Op::Full: case Op::Arange: case Op::Linspace: case Op::Eye:
     case Op::RandUniform: case Op::RandNormal: case Op::RandInt:
     case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Pow:
-    case Op::Maximum: case Op::Minimum: case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le:
+    case Op::Fmod: case Op::Maximum: case Op::Minimum: case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le:
     case Op::Gt: case Op::Ge: case Op::Where: case Op::AsStrided: case Op::Assign: case Op::ScatterAdd: case Op::Scatter: case Op::Gather:
     case Op::Sum: case Op::Prod: case Op::Max: case Op::Min: case Op::ArgMax: case Op::ArgMin:
     case Op::All: case Op::Any: case Op::Matmul: case Op::Cat: case Op::ToDevice:

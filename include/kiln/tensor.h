@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <ostream>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -205,6 +206,17 @@ class Tensor {
   Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt, KILN_LOC) const;
   Tensor clamp_min(Scalar min, KILN_LOC) const { return clamp(min, std::nullopt, loc); }
   Tensor clamp_max(Scalar max, KILN_LOC) const { return clamp(std::nullopt, max, loc); }
+  // Division with rounding, as PyTorch (core/division.cpp): fmod keeps the
+  // dividend's sign, remainder the divisor's; div's rounding_mode "trunc"
+  // or "floor" (floor_divide). An integer divisor of 0 is refused.
+  Tensor fmod(const Tensor& other, KILN_LOC) const;
+  Tensor fmod(Scalar other, KILN_LOC) const;
+  Tensor remainder(const Tensor& other, KILN_LOC) const;
+  Tensor remainder(Scalar other, KILN_LOC) const;
+  Tensor div(const Tensor& other, std::string_view rounding_mode, KILN_LOC) const;
+  Tensor div(Scalar other, std::string_view rounding_mode, KILN_LOC) const;
+  Tensor floor_divide(const Tensor& other, KILN_LOC) const { return div(other, "floor", loc); }
+  Tensor floor_divide(Scalar other, KILN_LOC) const { return div(other, "floor", loc); }
   Tensor maximum(const Tensor& other, KILN_LOC) const;
   Tensor minimum(const Tensor& other, KILN_LOC) const;
   Tensor eq(const Tensor& o, KILN_LOC) const;

@@ -1,7 +1,8 @@
-// Helpers shared by the indexed-op tests (test_ops_indexed.cpp,
-// test_ops_advanced_index.cpp): the JIT, compiled and interpreted, against
-// the reference evaluator with equal bits (the scatters write in the
-// reference's order, also on several threads); a kernel count; inputs.
+// Helpers shared by the op tests (test_ops_indexed.cpp,
+// test_ops_advanced_index.cpp, test_ops_math.cpp): the JIT, compiled and
+// interpreted, against the reference evaluator with equal bits (the scatters
+// write in the reference's order, also on several threads); a kernel count;
+// inputs.
 #pragma once
 
 #include <doctest/doctest.h>
