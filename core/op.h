@@ -19,6 +19,7 @@ enum class OpClass : uint8_t {
   Reduce,       // reduces dims (kept as size 1) of its input
   Contraction,  // matmul
   Join,         // concatenation
+  Scan,         // a running combination along one dim (cumsum)
   Transfer,     // a copy to another device
 };
 
@@ -52,6 +53,9 @@ enum class OpClass : uint8_t {
 //   reductions  ints: the reduced dims, sorted; shape keeps them as 1
 //   Matmul      inputs [..., M, K] and [..., K, N] with equal batch dims
 //   Cat         ints {dim}
+//   CumSum      ints {dim}: out[..., i, ...] = sum of in[..., :i+1, ...],
+//               accumulated in float64 for floats (PyTorch's CPU acc_type),
+//               int64 for integers; the output's dtype is the node's
 //   ToDevice    to Node::device
 #define KILN_FORALL_OPS(X)        \
   X(Buffer, Source, 0)            \
@@ -113,6 +117,7 @@ enum class OpClass : uint8_t {
   X(Any, Reduce, 1)               \
   X(Matmul, Contraction, 2)       \
   X(Cat, Join, -1)                \
+  X(CumSum, Scan, 1)              \
   X(ToDevice, Transfer, 1)
 
 enum class Op : uint8_t {

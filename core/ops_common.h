@@ -77,6 +77,7 @@ Tensor apply_basic_index(const Tensor& t, const std::vector<indexing::TensorInde
 // length): a stride-0 view, no copy (index_select's gather index).
 Tensor laid_along(const Tensor& positions, int64_t d, const Shape& shape);
 Tensor scatter_add_node(const Tensor& base, int64_t dim, const Tensor& index, const Tensor& src, const char* op);
+Tensor cumsum_node(const Tensor& x, int64_t dim, const char* op);  // scan.cpp
 Tensor scatter_node(const Tensor& base, int64_t dim, const Tensor& index, const Tensor& src, Scalar value,
                     const char* op);
 

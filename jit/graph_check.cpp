@@ -55,7 +55,7 @@ void check_loaded_node(int64_t id, Op op, DType dtype, const Shape& shape, const
     for (size_t i = from; i < in.size(); ++i)
       c.require(in[i]->dtype == dtype, "an input of dtype ", dtype_name(in[i]->dtype), " for ", dtype_name(dtype));
   };
-  auto one_dim = [&] {  // ints {dim}: Gather and the scatters
+  auto one_dim = [&] {  // ints {dim}: Gather, the scatters, the scans
     c.require(a.ints.size() == 1 && a.ints[0] >= 0 && a.ints[0] < static_cast<int64_t>(shape.size()),
               "needs a dim in range");
   };
@@ -108,6 +108,11 @@ void check_loaded_node(int64_t id, Op op, DType dtype, const Shape& shape, const
       }
       same_dtype(0);
       check_strided(c, in[1]->shape, a, shape.numel());
+      break;
+    case OpClass::Scan:
+      one_dim();
+      same_dtype(0);
+      c.require(in[0]->shape == shape, "keeps its input's shape");
       break;
     case OpClass::Index:  // Gather; the index values themselves are data
       one_dim();

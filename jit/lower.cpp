@@ -133,6 +133,7 @@ ValueId Lowerer::compute(const Node* n, const Idx& idx) {
     case Op::ScatterAdd:
     case Op::Scatter:
     case Op::Cat:
+    case Op::CumSum:
       break;
   }
   KILN_INTERNAL_ASSERT(false, "op ", op_name(n->op), " cannot be computed inline");
@@ -375,10 +376,47 @@ Lowered Lowerer::lower_assign_scatter() {
   return lower_scatter(src, &root_, offset, strides);
 }
 
+// A cumsum: loops over the other dims (the first parallel), then the
+// scanned dim innermost and serial, an accumulator carrying the running sum
+// (PyTorch's CPU acc_type, as the reference), stored at every step. A
+// 1-D scan runs on one thread.
+Lowered Lowerer::lower_scan() {
+  const Node* x = root_.inputs[0].get();
+  const int64_t d = root_.attrs.ints[0];
+  const int64_t r = root_.rank();
+  std::vector<int64_t> others;
+  for (int64_t k = 0; k < r; ++k)
+    if (k != d) others.push_back(k);
+  std::vector<Stmt> top;
+  Idx idx(static_cast<size_t>(r));
+  std::vector<Stmt>* body = others.empty() ? single(top) : open_loops(&root_, others, idx, top, true);
+  const DType dt = root_.dtype;
+  const DType adt = dt == DType::Float16 || dt == DType::BFloat16 ? DType::Float32
+                    : is_floating_point(dt)                     ? DType::Float64
+                                                                : DType::Int64;
+  const int32_t acc = static_cast<int32_t>(k_.accs.size());
+  k_.accs.push_back({Combiner::Sum, adt});
+  Stmt init{StmtKind::AccInit};
+  init.acc = acc;
+  body->push_back(init);
+  idx[static_cast<size_t>(d)] = open_loop(body, size_of(&root_, d), root_.shape[static_cast<size_t>(d)], false);
+  Stmt upd{StmtKind::AccUpdate};
+  upd.acc = acc;
+  upd.value = cast(value(x, idx), adt);
+  body->push_back(upd);
+  Value running{VOp::AccRead, adt};
+  running.a = acc;
+  store(body, output_slot(dt), ravel(&root_, idx), cast(add(running), dt));
+  k_.body = std::move(top);
+  work_ = root_.numel();
+  return finish();
+}
+
 // The kernel computing every node of `group` (one loop nest over the
 // shared iteration space, one store per member: horizontal fusion). An
 // Assign member computes its base (the first half of the write).
 Lowered Lowerer::lower_group(const std::vector<const Node*>& group) {
+  if (group.size() == 1 && group[0]->cls() == OpClass::Scan) return lower_scan();
   std::vector<const Node*> outs;
   bool writes = false;  // an Assign writes into a buffer the kernel may also read
   for (const Node* g : group) {

@@ -67,7 +67,8 @@ int64_t node_ops(const Node& n) {
     case OpClass::Binary:
     case OpClass::Ternary:
     case OpClass::Random:
-    case OpClass::Index: return n.numel();
+    case OpClass::Index:
+    case OpClass::Scan: return n.numel();
     case OpClass::Reduce: return n.inputs[0]->numel();
     case OpClass::Contraction: return sat_mul(2 * n.numel(), n.inputs[0]->shape.back());  // multiply-add per K
     case OpClass::Source:

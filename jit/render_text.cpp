@@ -65,6 +65,7 @@ std::string attr_text(const Node& n) {
     case Op::Assign:
       return i.empty() ? "" : "offset=" + std::to_string(i[0]) + " strides=" + ints_text(i, 1);
     case Op::Cat:
+    case Op::CumSum:
     case Op::Gather:
     case Op::ScatterAdd:
     case Op::Scatter: return i.empty() ? "" : "dim=" + std::to_string(i[0]);

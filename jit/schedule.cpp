@@ -210,7 +210,8 @@ bool needs_own_loops(const Node* n, const NodeSet& mat) {
       [&mat](const Node* m) {
         const OpClass c = m->cls();
         return !has_value(*m) && !mat.count(m) &&
-               (reduces(*m) || c == OpClass::Contraction || c == OpClass::Join || c == OpClass::Write);
+               (reduces(*m) || c == OpClass::Contraction || c == OpClass::Join || c == OpClass::Write ||
+                c == OpClass::Scan);
       },
       &mat);
 }
@@ -253,6 +254,14 @@ void partition(const Graph& g, const std::vector<NodePtr>& roots, const Schedule
         }
         break;
       case OpClass::Join: store(mat, cuts, n, Cut::Join); break;
+      case OpClass::Scan: {
+        // its own kernel (a loop carries the running value); its input is
+        // computed in that loop unless it needs loops of its own
+        store(mat, cuts, n, Cut::Scan);
+        const Node* x = n->inputs[0].get();
+        if (!has_value(*x) && !mat.count(x) && needs_own_loops(x, mat)) store(mat, cuts, x, Cut::IndexedRead);
+        break;
+      }
       case OpClass::Index: {
         // x is read where the index says: computed there, like a view's
         // input (each element of the gather reads x once), unless that
@@ -395,7 +404,7 @@ bool lower_all(const Graph& g, NodeSet& mat, CutMap& cuts, const MatmulReads& re
 void merge_independent(std::vector<Step>& steps, const NodeSet& mat, const std::vector<NodePtr>& roots) {
   auto mergeable = [](const Step& s) {
     return s.kind == StepKind::Kernel && !s.outputs.empty() && s.outputs[0]->op != Op::Cat &&
-           s.outputs[0]->cls() != OpClass::Write;
+           s.outputs[0]->cls() != OpClass::Write && s.outputs[0]->cls() != OpClass::Scan;
   };
   NodeSet eligible;
   if (roots.size() >= 2)
@@ -637,6 +646,7 @@ const char* cut_name(Cut c) {
     case Cut::Write: return "inplace-write";
     case Cut::WriteSource: return "write-source";
     case Cut::IndexedRead: return "indexed-read";
+    case Cut::Scan: return "scan";
     case Cut::SharedReduction: return "shared-reduction";
     case Cut::ReductionInJoin: return "reduction-in-write";
     case Cut::OtherRows: return "other-rows";
@@ -658,6 +668,7 @@ const char* cut_text(Cut c) {
     case Cut::Write: return "an in-place write: a scatter into the base (copied first unless its buffer is free)";
     case Cut::WriteSource: return "the value of an in-place write, computed from the tensor written: stored so the write can go in place";
     case Cut::IndexedRead: return "the input of a gather, read at positions its index holds, computed with a reduction: stored so it can be read anywhere";
+    case Cut::Scan: return "a cumsum: one kernel whose loop along the dim carries the running value";
     case Cut::SharedReduction: return "a reduction read by several kernels";
     case Cut::ReductionInJoin: return "a reduction read by a cat part or an in-place write";
     case Cut::OtherRows: return "a reduction its reader cannot compute in its own loops";

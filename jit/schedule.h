@@ -88,7 +88,8 @@ enum class Cut : uint8_t {
   Merged,           // outputs over one iteration space that share one kernel
   Staged,           // a stage of a blocked reduction (Node::store): stored by design
   TransposedMath,   // a value with transcendental math read transposed: computed in its own order first
-  IndexedRead,      // a gather's input computed with a reduction: read at positions only its index knows
+  IndexedRead,      // a gather's (scan's) input computed with a reduction: read at positions only its index knows
+  Scan,             // a cumsum: its own kernel, a loop carrying the running value
 };
 const char* cut_name(Cut c);  // a short id: "output", "shared-reduction", ...
 const char* cut_text(Cut c);  // a phrase: "a reduction read by several kernels"

@@ -73,7 +73,7 @@ struct Weights {
   int join = 0;
   int inplace = 0;
   int grad = 0;  // floating leaves that require grad, and kiln::grad of a result
-  int indexed = 1;  // gather, index_select, scatter(_add), x[..., idx] with literal indices; flip, roll
+  int indexed = 1;  // gather, index_select, scatter(_add), x[..., idx] with literal indices; flip, roll, cumsum
 };
 
 class Gen {
@@ -432,7 +432,11 @@ class Gen {
     if (a < 0) return;
     const Shape xs = var(a).sizes();
     const int64_t d = uni(0, static_cast<int64_t>(xs.size()) - 1);
-    const int64_t kind = uni(0, 6);
+    const int64_t kind = uni(0, 7);
+    if (kind == 7) {  // a running sum along d
+      unary_instr(a, ".cumsum(" + std::to_string(d) + ")", [d](const Tensor& t) { return t.cumsum(d); });
+      return;
+    }
     if (kind == 3) {  // flip one dim, or d and the last
       const kiln::Shape dims = d + 1 < static_cast<int64_t>(xs.size()) && coin() ? kiln::Shape{d, -1} : kiln::Shape{d};
       unary_instr(a, ".flip(" + shape_text(dims) + ")", [dims](const Tensor& t) { return t.flip(dims); });

@@ -707,3 +707,8 @@ TEST_CASE("errors: fmod, remainder, div with a rounding mode") {
   CHECK_HAS(KILN_ERROR_OF(ones({2}, kBool).fmod(ones({2}, kBool))), "[fmod]", "\"fmod\" not implemented for 'Bool'");
   CHECK(i.to(kFloat32).fmod(0).isnan().all().item<bool>());  // floats: NaN, no error
 }
+
+TEST_CASE("errors: cumsum") {
+  CHECK_HAS(KILN_ERROR_OF(ones({3, 4}).cumsum(2)), "[cumsum]", "Dimension out of range");
+  CHECK_HAS(KILN_ERROR_OF(Tensor().cumsum(0)), "[cumsum]", "expected a defined tensor");
+}

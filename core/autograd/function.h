@@ -86,6 +86,7 @@ namespace kiln::autograd {
   X(ScatterAddBackward0, "ScatterAddBackward0", ScatterAdd)    \
   X(ScatterBackward0, "ScatterBackward0", Scatter)             \
   X(ScatterBackward1, "ScatterBackward1", Scatter)             \
+  X(CumsumBackward0, "CumsumBackward0", Cumsum)                \
   X(StackBackward0, "StackBackward0", Stack)                   \
   X(SelectBackward0, "SelectBackward0", Select)                \
   X(UnbindBackward0, "UnbindBackward0", Select)                \

@@ -279,6 +279,10 @@ RULE(Scatter) {
   if (f.needs(1)) r[1] = gather_node(g, d, index, "scatter_backward");
   return r;
 }
+RULE(Cumsum) {  // each input adds into every later output: g summed from the end
+  const int64_t d = f.ints[0];
+  return {cumsum_node(g.flip({d}), d, "cumsum_backward").flip({d})};
+}
 RULE(Cat) {  // ints {dim, size of each input along dim...}
   Grads r;
   int64_t offset = 0;

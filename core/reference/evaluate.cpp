@@ -62,6 +62,7 @@ BufferPtr compute(const Node& n, const Inputs& in) {
       return eval_reduce(n, in);
     case Op::Matmul: return eval_matmul(n, in);
     case Op::Cat: return eval_cat(n, in);
+    case Op::CumSum: return eval_scan(n, in);
     case Op::ToDevice: return eval_to_device(n, in);
   }
   KILN_INTERNAL_ASSERT(false, "unknown op ", static_cast<int>(n.op));
@@ -79,6 +80,7 @@ bool class_matches(const Node& n) {
     case OpClass::View: return n.inputs.size() == 1;
     case OpClass::Write: return n.inputs.size() == static_cast<size_t>(op_info(n.op).arity);
     case OpClass::Index: return n.inputs.size() == 2;
+    case OpClass::Scan: return n.inputs.size() == 1;
     case OpClass::Reduce: return n.inputs.size() == 1;
     case OpClass::Contraction: return n.inputs.size() == 2;
     case OpClass::Join: return !n.inputs.empty();

@@ -28,7 +28,8 @@ BufferPtr eval_as_strided(const Node& n, const Inputs& in); // movement.cpp
 BufferPtr eval_assign(const Node& n, const Inputs& in);     // movement.cpp
 BufferPtr eval_cat(const Node& n, const Inputs& in);        // movement.cpp
 BufferPtr eval_gather(const Node& n, const Inputs& in);     // indexed.cpp
-BufferPtr eval_scatter(const Node& n, const Inputs& in);  // indexed.cpp: ScatterAdd, Scatter
+BufferPtr eval_scatter(const Node& n, const Inputs& in);
+BufferPtr eval_scan(const Node& n, const Inputs& in);  // scan.cpp: CumSum  // indexed.cpp: ScatterAdd, Scatter
 BufferPtr eval_to_device(const Node& n, const Inputs& in);  // movement.cpp
 BufferPtr eval_reduce(const Node& n, const Inputs& in);     // reduce.cpp
 BufferPtr eval_matmul(const Node& n, const Inputs& in);     // matmul.cpp

@@ -118,6 +118,9 @@ inline Tensor index_add(const Tensor& t, int64_t dim, const Tensor& index, const
 }
 inline Tensor masked_select(const Tensor& t, const Tensor& mask, KILN_LOC) { return t.masked_select(mask, loc); }
 inline Tensor nonzero(const Tensor& t, KILN_LOC) { return t.nonzero(loc); }
+inline Tensor cumsum(const Tensor& t, int64_t dim, std::optional<DType> dtype = std::nullopt, KILN_LOC) {
+  return t.cumsum(dim, dtype, loc);
+}
 inline Tensor flip(const Tensor& t, const Shape& dims, KILN_LOC) { return t.flip(dims, loc); }
 inline Tensor roll(const Tensor& t, const Shape& shifts, const Shape& dims = {}, KILN_LOC) { return t.roll(shifts, dims, loc); }
 Tensor addcmul(const Tensor& t, const Tensor& tensor1, const Tensor& tensor2, Scalar value = 1, KILN_LOC);

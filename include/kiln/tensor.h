@@ -188,6 +188,9 @@ class Tensor {
   // positions of the nonzero elements, [count, dim]. Their sizes depend on
   // the values: both evaluate (as PyTorch, which synchronizes on a GPU).
   Tensor masked_select(const Tensor& mask, KILN_LOC) const;
+  // Running sums along dim (integers and bool give int64; dtype casts the
+  // input first), as torch.cumsum.
+  Tensor cumsum(int64_t dim, std::optional<DType> dtype = std::nullopt, KILN_LOC) const;
   Tensor nonzero(KILN_LOC) const;
   // A new tensor with the order of dims reversed / rotated by shifts (no
   // dims: the flattened tensor), as torch.flip / torch.roll.
