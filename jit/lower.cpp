@@ -377,16 +377,23 @@ Lowered Lowerer::lower_assign_scatter() {
 }
 
 // A cumsum: loops over the other dims (the first parallel), then the
-// scanned dim innermost and serial, an accumulator carrying the running sum
-// (PyTorch's CPU acc_type, as the reference), stored at every step. A
-// 1-D scan runs on one thread.
+// scanned dim serial, accumulators carrying the running sums (PyTorch's CPU
+// acc_type, as the reference), stored at every step. Scanning the last dim,
+// one accumulator walks each row. Scanning another dim, a column walk would
+// touch a cache line per element: the last dim is cut into tiles of
+// kScanTile columns whose running sums advance together, one row step
+// reading and writing a tile's consecutive elements, then the columns left
+// over one by one. A 1-D scan, or a 2-D scan of dim 0, runs on one thread.
 Lowered Lowerer::lower_scan() {
+  constexpr int64_t kScanTile = 8;
   const Node* x = root_.inputs[0].get();
   const int64_t d = root_.attrs.ints[0];
   const int64_t r = root_.rank();
+  const int64_t last = r - 1;
+  const bool tiled = d != last;
   std::vector<int64_t> others;
   for (int64_t k = 0; k < r; ++k)
-    if (k != d) others.push_back(k);
+    if (k != d && !(tiled && k == last)) others.push_back(k);
   std::vector<Stmt> top;
   Idx idx(static_cast<size_t>(r));
   std::vector<Stmt>* body = others.empty() ? single(top) : open_loops(&root_, others, idx, top, true);
@@ -394,19 +401,46 @@ Lowered Lowerer::lower_scan() {
   const DType adt = dt == DType::Float16 || dt == DType::BFloat16 ? DType::Float32
                     : is_floating_point(dt)                     ? DType::Float64
                                                                 : DType::Int64;
-  const int32_t acc = static_cast<int32_t>(k_.accs.size());
-  k_.accs.push_back({Combiner::Sum, adt});
-  Stmt init{StmtKind::AccInit};
-  init.acc = acc;
-  body->push_back(init);
-  idx[static_cast<size_t>(d)] = open_loop(body, size_of(&root_, d), root_.shape[static_cast<size_t>(d)], false);
-  Stmt upd{StmtKind::AccUpdate};
-  upd.acc = acc;
-  upd.value = cast(value(x, idx), adt);
-  body->push_back(upd);
-  Value running{VOp::AccRead, adt};
-  running.a = acc;
-  store(body, output_slot(dt), ravel(&root_, idx), cast(add(running), dt));
+  int32_t slot = -1;  // after every input's slot: taken at the first store
+  // `lanes` running sums over columns first + t of the last dim (or, not
+  // tiled, the one sum of this row), the scan loop inside `at`.
+  auto scan = [&](std::vector<Stmt>* at, ValueId first, int64_t lanes) {
+    std::vector<int32_t> accs;
+    for (int64_t t = 0; t < lanes; ++t) {
+      accs.push_back(static_cast<int32_t>(k_.accs.size()));
+      k_.accs.push_back({Combiner::Sum, adt});
+      Stmt init{StmtKind::AccInit};
+      init.acc = accs.back();
+      at->push_back(init);
+    }
+    Idx at_idx = idx;
+    at_idx[static_cast<size_t>(d)] = open_loop(at, size_of(&root_, d), root_.shape[static_cast<size_t>(d)], false);
+    for (int64_t t = 0; t < lanes; ++t) {
+      if (tiled) at_idx[static_cast<size_t>(last)] = iadd(first, iconst(t));
+      Stmt upd{StmtKind::AccUpdate};
+      upd.acc = accs[static_cast<size_t>(t)];
+      upd.value = cast(value(x, at_idx), adt);
+      at->push_back(upd);
+      Value running{VOp::AccRead, adt};
+      running.a = accs[static_cast<size_t>(t)];
+      const ValueId v = cast(add(running), dt);
+      if (slot < 0) slot = output_slot(dt);
+      store(at, slot, ravel(&root_, at_idx), v);
+    }
+  };
+  if (!tiled) {
+    scan(body, -1, 1);
+  } else {
+    const ValueId width = size_of(&root_, last);
+    const ValueId tiles = idiv(width, iconst(kScanTile));
+    std::vector<Stmt>* tile_body = body;
+    const ValueId tile = open_loop(tile_body, tiles, root_.shape[static_cast<size_t>(last)] / kScanTile, false);
+    scan(tile_body, imul(tile, iconst(kScanTile)), kScanTile);
+    const ValueId done = imul(tiles, iconst(kScanTile));
+    std::vector<Stmt>* rest_body = body;
+    const ValueId rest = open_loop(rest_body, op2(VOp::Sub, DType::Int64, width, done), kScanTile, false);
+    scan(rest_body, iadd(done, rest), 1);
+  }
   k_.body = std::move(top);
   work_ = root_.numel();
   return finish();
