@@ -75,6 +75,7 @@ std::vector<Case> make_cases(const Size& sz, Inputs& in) {
   in.sq_y = realized(kiln::randn({S, S}));
   in.mm_a = realized(kiln::randn({M, M}));
   in.mm_b = realized(kiln::randn({M, M}));
+  in.idx = realized(kiln::randint(0, R, {R}));
   in.state = realized(kiln::randn({R, C}));
   in.state_torch = realized(in.state.clone());
   kiln::Tensor state = in.state;
@@ -88,7 +89,10 @@ std::vector<Case> make_cases(const Size& sz, Inputs& in) {
   const auto ta = as_torch(a), tb = as_torch(b), tc = as_torch(c), td = as_torch(d),
              tx = as_torch(x), tcol = as_torch(col), tsx = as_torch(sx), tsy = as_torch(sy),
              tma = as_torch(ma), tmb = as_torch(mb), tstate = as_torch(in.state_torch);
+  const auto tidx = torch::from_blob(in.idx.data_ptr<int64_t>(), {R}, torch::kInt64);
 #endif
+  const kiln::Tensor idx = in.idx;
+  const int64_t* pidx = idx.data_ptr<int64_t>();
   const double f = sizeof(float), fM = static_cast<double>(M);
   const std::string rc = shape_str({R, C});
   std::vector<Case> cases = {
@@ -164,6 +168,20 @@ std::vector<Case> make_cases(const Size& sz, Inputs& in) {
        .min_bytes = f * 3.0 * S * S, .out_n = S * S, .build = [=] { return sx.t() + sy; },
        IMPLS(transpose_add, psx, psy, S),
        .torch = TORCH_IMPL([=] { return tsx.t() + tsy; })},
+      // Advanced indexing: x's rows at random positions (one gather).
+      {.name = "gather_rows", .expr = "x.index({idx}), idx: [rows] int64", .shape = rc, .n = N,
+       .min_bytes = f * 2.0 * N + 8.0 * R, .out_n = N, .build = [=] { return x.index({idx}); },
+       .hand = [=](float* e) { hand_gather_rows(e, px, pidx, R, C); }, .eigen = nullptr,
+       .torch = TORCH_IMPL([=] { return tx.index({tidx}); })},
+      // Scans: a float64 running sum along each row, and down each column.
+      {.name = "cumsum_rows", .expr = "x.cumsum(1)", .shape = rc, .n = N, .min_bytes = f * 2.0 * N,
+       .out_n = N, .build = [=] { return x.cumsum(1); },
+       .hand = [=](float* e) { hand_cumsum_rows(e, px, R, C); }, .eigen = nullptr,
+       .torch = TORCH_IMPL([=] { return tx.cumsum(1); })},
+      {.name = "cumsum_cols", .expr = "x.cumsum(0)", .shape = rc, .n = N, .min_bytes = f * 2.0 * N,
+       .out_n = N, .build = [=] { return x.cumsum(0); },
+       .hand = [=](float* e) { hand_cumsum_cols(e, px, R, C); }, .eigen = nullptr,
+       .torch = TORCH_IMPL([=] { return tx.cumsum(0); })},
       // An in-place write of one row into a tensor nothing else reads: a
       // scatter of one row into the tensor's own buffer, not a copy of it.
       {.name = "write_row", .expr = "s[rows/2] = c (in place), then s[rows/2]", .shape = rc, .n = C,

@@ -39,6 +39,7 @@ struct Case {
 // read the same memory.
 struct Inputs {
   kiln::Tensor a, b, c, d, x, col, sq_x, sq_y, mm_a, mm_b;
+  kiln::Tensor idx;  // int64 [rows]: random row positions, repeats included
   kiln::Tensor state, state_torch;  // written in place by write_row (kiln's; LibTorch's)
 };
 

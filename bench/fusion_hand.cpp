@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 namespace kiln_bench {
@@ -108,6 +109,33 @@ void hand_colsum(float* out, const float* x, int64_t rows, int64_t cols) {
     for (int64_t j = 0; j < cols; ++j) acc[j] += xr[j];
   }
   for (int64_t j = 0; j < cols; ++j) out[j] = static_cast<float>(acc[j]);
+}
+
+// x.index({idx}): whole rows copied from the positions idx holds
+void hand_gather_rows(float* out, const float* x, const int64_t* idx, int64_t rows, int64_t cols) {
+#pragma omp parallel for num_threads(g_threads) schedule(static)
+  for (int64_t r = 0; r < rows; ++r)
+    std::memcpy(out + r * cols, x + idx[r] * cols, static_cast<size_t>(cols) * sizeof(float));
+}
+
+// x.cumsum(1): one float64 running sum per row
+void hand_cumsum_rows(float* out, const float* x, int64_t rows, int64_t cols) {
+#pragma omp parallel for num_threads(g_threads) schedule(static)
+  for (int64_t r = 0; r < rows; ++r) {
+    double acc = 0;
+    for (int64_t j = 0; j < cols; ++j) out[r * cols + j] = static_cast<float>(acc += x[r * cols + j]);
+  }
+}
+
+// x.cumsum(0): a row of float64 running sums advanced row by row
+void hand_cumsum_cols(float* out, const float* x, int64_t rows, int64_t cols) {
+  std::vector<double> acc(static_cast<size_t>(cols), 0.0);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * cols;
+    float* o = out + r * cols;
+#pragma omp simd
+    for (int64_t j = 0; j < cols; ++j) o[j] = static_cast<float>(acc[j] += xr[j]);
+  }
 }
 
 // softmax over rows

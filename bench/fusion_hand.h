@@ -33,6 +33,13 @@ namespace kiln_bench {
 KILN_BENCH_WORKLOAD_DECLS(hand_)
 KILN_BENCH_WORKLOAD_DECLS(eigen_)
 
+// Workloads without an Eigen counterpart: x's rows at int64 positions
+// (x.index({idx})), running sums along rows (x.cumsum(1)) and down columns
+// (x.cumsum(0)), in float64 as PyTorch's CPU kernel.
+void hand_gather_rows(float* out, const float* x, const int64_t* idx, int64_t rows, int64_t cols);
+void hand_cumsum_rows(float* out, const float* x, int64_t rows, int64_t cols);
+void hand_cumsum_cols(float* out, const float* x, int64_t rows, int64_t cols);
+
 // a[i] = b[i] + s * c[i], the STREAM triad.
 void triad(float* a, const float* b, const float* c, float s, int64_t n);
 

@@ -385,7 +385,7 @@ Lowered Lowerer::lower_assign_scatter() {
 // reading and writing a tile's consecutive elements, then the columns left
 // over one by one. A 1-D scan, or a 2-D scan of dim 0, runs on one thread.
 Lowered Lowerer::lower_scan() {
-  constexpr int64_t kScanTile = 8;
+  constexpr int64_t kScanTile = 16;
   const Node* x = root_.inputs[0].get();
   const int64_t d = root_.attrs.ints[0];
   const int64_t r = root_.rank();

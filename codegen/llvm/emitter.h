@@ -163,5 +163,9 @@ llvm::Function* lower_kernel(Emitter& e, const jit::Kernel& k, const std::string
 // machine LICM; see pipeline.cpp): not for a kernel of several inner loops
 // (a row kernel: softmax) that evaluates inline math polynomials.
 bool hoist_machine_invariants(const jit::Kernel& k);
+// Whether k has a loop that advances several accumulators side by side (a
+// scan's tile of columns: jit/lower.cpp), which the SLP vectorizer turns
+// into vector sums (see pipeline.cpp).
+bool advances_accumulators_together(const jit::Kernel& k);
 
 }  // namespace kiln::codegen::llvmcg

@@ -37,6 +37,7 @@
 #include <llvm/Transforms/Scalar/SROA.h>
 #include <llvm/Transforms/Scalar/SimplifyCFG.h>
 #include <llvm/Transforms/Vectorize/LoopVectorize.h>
+#include <llvm/Transforms/Vectorize/SLPVectorizer.h>
 
 #include "codegen/llvm/emitter.h"
 #include "codegen/llvm/pipeline.h"
@@ -112,7 +113,7 @@ struct DefineVectorVariants : llvm::PassInfoMixin<DefineVectorVariants> {
 
 }  // namespace
 
-void optimize_kernel(llvm::Module& m, llvm::TargetMachine* tm) {
+void optimize_kernel(llvm::Module& m, llvm::TargetMachine* tm, bool slp) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -160,6 +161,15 @@ void optimize_kernel(llvm::Module& m, llvm::TargetMachine* tm) {
     after.addPass(llvm::createFunctionToLoopPassAdaptor(std::move(lpm), /*UseMemorySSA=*/true));
   }
   after.addPass(StrengthReduceStridedLoops());
+  // A scan of an inner dim advances a tile of running sums per row step:
+  // independent scalar chains over consecutive columns, which the loop
+  // vectorizer cannot widen (each chain is a recurrence) and the SLP
+  // vectorizer packs into vector adds. Only there: elsewhere it found
+  // nothing and cost compile time.
+  if (slp) {
+    after.addPass(llvm::SLPVectorizerPass());
+    after.addPass(llvm::InstCombinePass());
+  }
   declare_vector_variants(m, *tm);
   llvm::ModulePassManager mpm;
   mpm.addPass(llvm::AlwaysInlinerPass());
