@@ -23,15 +23,16 @@ Tensor operand(const Tensor& a, Scalar s) {
   return full({}, s, TensorOptions(wrapped_scalar_dtype(s)).device(a.device()));
 }
 
-// PyTorch's checks: defined operands, no bool, no integer zero divisor.
-void check_division(const Tensor& a, const Tensor& b, const char* op) {
+// PyTorch's checks: defined operands, no bool, no integer zero divisor (a
+// scalar divisor, given as `scalar`, is checked without evaluating b).
+void check_division(const Tensor& a, const Tensor& b, const char* op, const Scalar* scalar = nullptr) {
   KILN_CHECK(a.defined() && b.defined(), op, "expected defined tensors but got an undefined one");
   check_same_device(op, {&a, &b});
   const DType common = result_type(a, b);
   KILN_CHECK(common != DType::Bool, op, "\"", op, "\" not implemented for 'Bool'");
-  if (!is_floating_point(common))
-    KILN_CHECK(!b.eq(0).any().item<bool>(), op, "ZeroDivisionError: an integer division by zero (divisor ",
-               b.sizes(), ")");
+  if (is_floating_point(common)) return;
+  const bool zero = scalar ? scalar->to_long() == 0 : b.eq(0).any().item<bool>();
+  KILN_CHECK(!zero, op, "ZeroDivisionError: an integer division by zero (divisor ", b.sizes(), ")");
 }
 
 Tensor signs_differ(const Tensor& r, const Tensor& b) { return where(r.ne(0), r.lt(0).ne(b.lt(0)), false); }
@@ -40,11 +41,11 @@ Tensor remainder_of(const Tensor& a, const Tensor& b, const Tensor& r) {
   return where(signs_differ(r, b), r + b, r);
 }
 
-Tensor rounded_division(const Tensor& x, const Tensor& y, std::string_view mode) {
+Tensor rounded_division(const Tensor& x, const Tensor& y, std::string_view mode, const Scalar* scalar = nullptr) {
   const char* op = "div";
   KILN_CHECK(mode == "trunc" || mode == "floor", op,
              "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '", std::string(mode), "'");
-  check_division(x, y, op);
+  check_division(x, y, op, scalar);
   const Tensor a = x.detach(), b = y.detach();
   const bool fp = is_floating_point(result_type(a, b));
   if (mode == "trunc") return fp ? (a / b).trunc() : binary_op(Op::Div, a, b, op, true);
@@ -74,7 +75,7 @@ Tensor Tensor::fmod(const Tensor& other, SourceLoc loc) const {
 Tensor Tensor::fmod(Scalar other, SourceLoc loc) const {
   const LocScope at(loc);
   KILN_CHECK(defined(), "fmod", "expected a defined tensor but got an undefined one");
-  check_division(*this, operand(*this, other), "fmod");
+  check_division(*this, operand(*this, other), "fmod", &other);
   return binary_op(Op::Fmod, *this, other, "fmod");
 }
 Tensor Tensor::remainder(const Tensor& other, SourceLoc loc) const {
@@ -86,7 +87,7 @@ Tensor Tensor::remainder(Scalar other, SourceLoc loc) const {
   const LocScope at(loc);
   KILN_CHECK(defined(), "remainder", "expected a defined tensor but got an undefined one");
   const Tensor b = operand(*this, other);
-  check_division(*this, b, "remainder");
+  check_division(*this, b, "remainder", &other);
   return remainder_of(*this, b, binary_op(Op::Fmod, *this, other, "remainder"));
 }
 Tensor Tensor::div(const Tensor& other, std::string_view rounding_mode, SourceLoc loc) const {
@@ -96,7 +97,7 @@ Tensor Tensor::div(const Tensor& other, std::string_view rounding_mode, SourceLo
 Tensor Tensor::div(Scalar other, std::string_view rounding_mode, SourceLoc loc) const {
   const LocScope at(loc);
   KILN_CHECK(defined(), "div", "expected a defined tensor but got an undefined one");
-  return rounded_division(*this, operand(*this, other), rounding_mode);
+  return rounded_division(*this, operand(*this, other), rounding_mode, &other);
 }
 
 }  // namespace kiln

@@ -234,6 +234,8 @@ int64_t laid_index(const Tensor& self, int64_t dim, const Tensor& index, const T
 Tensor Tensor::index_add(int64_t dim, const Tensor& index, const Tensor& source, Scalar alpha, SourceLoc loc) const {
   const LocScope at(loc);
   KILN_CHECK(source.defined(), "index_add", "expected a defined source");
+  KILN_CHECK(!(alpha.is_floating_point() && !is_floating_point()), "index_add",
+             "For integral input tensors, argument alpha must not be a floating point number.");
   Tensor laid;
   const int64_t d = laid_index(*this, dim, index, source, &laid, "index_add");
   const Tensor s = vec(alpha.to_double() == 1.0 ? source : source * alpha);

@@ -460,8 +460,8 @@ Tensor apply_basic_index(const Tensor& self, const std::vector<indexing::TensorI
                          std::vector<int64_t>* dims, std::vector<Tensor>* tensors) {
   using K = indexing::TensorIndex::Kind;
   KILN_CHECK(self.defined(), "index", "expected a defined tensor but got an undefined one");
-  // A 0-dim integer tensor on the host indexes as its value, a 0-dim bool
-  // tensor as a bool (LibTorch's applySlicing).
+  // A 0-dim integer tensor on the host indexes as its value, a 0-dim mask
+  // as a bool (LibTorch's applySlicing).
   std::vector<indexing::TensorIndex> indices;
   for (const auto& i : given) {
     if (i.kind() != K::Tensor) {
@@ -470,7 +470,7 @@ Tensor apply_basic_index(const Tensor& self, const std::vector<indexing::TensorI
     }
     const Tensor t = i.tensor();
     KILN_CHECK(t.defined(), "index", "expected a defined index tensor but got an undefined one");
-    if (t.dim() == 0 && t.dtype() == DType::Bool) indices.emplace_back(t.item<bool>());
+    if (t.dim() == 0 && is_mask(t)) indices.emplace_back(t.item<bool>());
     else if (t.dim() == 0 && t.device().is_cpu() && !is_floating_point(t.dtype()) && !is_mask(t))
       indices.emplace_back(t.item<int64_t>());
     else indices.push_back(i);

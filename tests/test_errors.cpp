@@ -670,6 +670,8 @@ TEST_CASE("errors: scatter, index_add / index_copy / index_fill, advanced indexi
             "Source/destination tensor must have same slice shapes (self [3, 4], source [2, 3], dim 0)");
   CHECK_HAS(KILN_ERROR_OF(x.index_add(1, v, ones({3, 3}))), "[index_add]",
             "Number of indices (2) should be equal to source.size(dim) (3)");
+  CHECK_HAS(KILN_ERROR_OF(zeros({3}, kInt64).index_add(0, v, ones({2}, kInt64), 0.5)), "[index_add]",
+            "For integral input tensors, argument alpha must not be a floating point number.");
   CHECK_HAS(KILN_ERROR_OF(x.index_copy(0, v, ones({2, 4}, kFloat64))), "[index_copy]",
             "self (Float) and source (Double) must have the same scalar type");
   CHECK_HAS(KILN_ERROR_OF(x.index_fill(0, v + 2, 1.0)), "[index_fill]", "index 4 is out of bounds for dimension 0 with size 3");

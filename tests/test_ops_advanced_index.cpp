@@ -84,6 +84,9 @@ TEST_CASE("ops: advanced indexing with position tensors and masks, NumPy's place
   // a 0-dim int64 index selects (the dim goes), as an integer
   CHECK(xd.index({tensor(int64_t{1})}).sizes() == Shape{4, 5});
   CHECK_T(xd.index({tensor(int64_t{1}), 2, tensor(int64_t{-1})}), kFloat32, {}, {34});
+  // a 0-dim mask as a bool: a new dim of 1, or of 0
+  CHECK(xd.index({tensor(true)}).sizes() == Shape{1, 3, 4, 5});
+  CHECK(xd.index({tensor(false).to(kUInt8)}).sizes() == Shape{0, 3, 4, 5});
 }
 
 TEST_CASE("ops: index_put_ with position tensors and masks, accumulate, gradients through the writes") {
