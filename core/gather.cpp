@@ -1,11 +1,12 @@
-// Indexed reads and their gradient: gather, index_select, embedding (a
-// Gather node: x read where an int64 index tensor says) and scatter_add (a
-// ScatterAdd node, which is also Gather's gradient). The index is checked
-// against x's size when the call is made, as PyTorch does (which evaluates
-// the index), so the kernels never read out of bounds. index_select is a
-// gather whose index is the 1-D index broadcast along the other dims (a
-// stride-0 view, no copy); flip and roll are gathers whose index is computed
-// from the loop index.
+// Indexed reads and writes: gather, index_select, embedding (a Gather node:
+// x read where an int64 index tensor says), scatter_add (a ScatterAdd node,
+// also Gather's gradient), scatter (a Scatter node: written, not added),
+// index_add / index_copy / index_fill (scatters of slices along a dim). The
+// index is checked against x's size when the call is made, as PyTorch does
+// (which evaluates the index), so the kernels never touch memory out of
+// bounds. index_select is a gather whose index is the 1-D index broadcast
+// along the other dims (a stride-0 view, no copy); flip and roll are gathers
+// whose index is computed from the loop index.
 #include <algorithm>
 #include <optional>
 #include <string>
