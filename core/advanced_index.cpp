@@ -28,6 +28,12 @@ Tensor indexing::TensorIndex::tensor() const { return Tensor(tensor_); }
 
 bool is_mask(const Tensor& t) { return t.dtype() == DType::Bool || t.dtype() == DType::UInt8; }
 
+void check_mask_shape(const Tensor& mask, const Tensor& x, int64_t d, const char* op) {
+  for (int64_t j = 0; j < mask.dim(); ++j)
+    KILN_CHECK(mask.size(j) == x.size(d + j), op, "The shape of the mask ", mask.sizes(), " at index ", j,
+               " does not match the shape of the indexed tensor ", x.sizes(), " at index ", d + j);
+}
+
 namespace {
 
 std::string shapes_text(const std::vector<Tensor>& ts) {
@@ -60,9 +66,7 @@ Plan plan_for(const Tensor& x, std::vector<int64_t> dims, std::vector<Tensor> in
     const int64_t d = dims[k];
     check_same_device(op, {&x, &t});
     if (is_mask(t)) {
-      for (int64_t j = 0; j < t.dim(); ++j)
-        KILN_CHECK(t.size(j) == x.size(d + j), op, "The shape of the mask ", t.sizes(), " at index ", j,
-                   " does not match the shape of the indexed tensor ", x.sizes(), " at index ", d + j);
+      check_mask_shape(t, x, d, op);
       const Tensor nz = t.nonzero();
       for (int64_t j = 0; j < t.dim(); ++j) {
         ds.push_back(d + j);
@@ -77,18 +81,9 @@ Plan plan_for(const Tensor& x, std::vector<int64_t> dims, std::vector<Tensor> in
   }
   Plan p;
   for (const Tensor& t : is) {
-    bool ok = true;
-    Shape b = p.b;
-    const size_t r = std::max(b.size(), t.sizes().size());
-    Shape out(r, 1);
-    for (size_t i = 0; i < r && ok; ++i) {
-      const int64_t u = i + b.size() >= r ? b[i + b.size() - r] : 1;
-      const int64_t v = i + t.sizes().size() >= r ? t.sizes()[i + t.sizes().size() - r] : 1;
-      ok = u == v || u == 1 || v == 1;
-      out[i] = u == 1 ? v : u;
-    }
-    KILN_CHECK(ok, op, "shape mismatch: indexing tensors could not be broadcast together with shapes ",
-               shapes_text(is));
+    Shape out;
+    KILN_CHECK(broadcast_into(p.b, t.sizes(), &out) < 0, op,
+               "shape mismatch: indexing tensors could not be broadcast together with shapes ", shapes_text(is));
     p.b = out;
   }
   // positions in range, negative ones counted from the end
@@ -149,12 +144,8 @@ Tensor put_by_tensors(const Tensor& x, const std::vector<int64_t>& dims, const s
   KILN_CHECK(value.dtype() == x.dtype(), op, "Index put requires the source and destination dtypes match, got ",
              scalar_type_name(x.dtype()), " for the destination and ", scalar_type_name(value.dtype()),
              " for the source.");
-  bool fits = value.dim() <= static_cast<int64_t>(p.result.size());
-  for (int64_t i = 1; fits && i <= value.dim(); ++i) {
-    const int64_t v = value.size(-i), r = p.result[p.result.size() - static_cast<size_t>(i)];
-    fits = v == r || v == 1;
-  }
-  KILN_CHECK(fits, op, "shape mismatch: value tensor of shape ", value.sizes(),
+  Shape reach;
+  KILN_CHECK(broadcast_into(value.sizes(), p.result, &reach) < 0 && reach == p.result, op, "shape mismatch: value tensor of shape ", value.sizes(),
              " cannot be broadcast to indexing result of shape ", p.result);
   const Shape s = along(p);
   const Tensor src = value.expand(p.result).reshape(s);

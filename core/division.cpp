@@ -37,9 +37,8 @@ void check_division(const Tensor& a, const Tensor& b, const char* op, const Scal
 
 Tensor signs_differ(const Tensor& r, const Tensor& b) { return where(r.ne(0), r.lt(0).ne(b.lt(0)), false); }
 
-Tensor remainder_of(const Tensor& a, const Tensor& b, const Tensor& r) {
-  return where(signs_differ(r, b), r + b, r);
-}
+// r = fmod(a, b) moved to b's sign
+Tensor remainder_of(const Tensor& b, const Tensor& r) { return where(signs_differ(r, b), r + b, r); }
 
 Tensor rounded_division(const Tensor& x, const Tensor& y, std::string_view mode, const Scalar* scalar = nullptr) {
   const char* op = "div";
@@ -81,14 +80,14 @@ Tensor Tensor::fmod(Scalar other, SourceLoc loc) const {
 Tensor Tensor::remainder(const Tensor& other, SourceLoc loc) const {
   const LocScope at(loc);
   check_division(*this, other, "remainder");
-  return remainder_of(*this, other, binary_op(Op::Fmod, *this, other, "remainder"));
+  return remainder_of(other, binary_op(Op::Fmod, *this, other, "remainder"));
 }
 Tensor Tensor::remainder(Scalar other, SourceLoc loc) const {
   const LocScope at(loc);
   KILN_CHECK(defined(), "remainder", "expected a defined tensor but got an undefined one");
   const Tensor b = operand(*this, other);
   check_division(*this, b, "remainder", &other);
-  return remainder_of(*this, b, binary_op(Op::Fmod, *this, other, "remainder"));
+  return remainder_of(b, binary_op(Op::Fmod, *this, other, "remainder"));
 }
 Tensor Tensor::div(const Tensor& other, std::string_view rounding_mode, SourceLoc loc) const {
   const LocScope at(loc);

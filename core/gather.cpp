@@ -170,32 +170,36 @@ Tensor Tensor::scatter(int64_t dim, const Tensor& index, Scalar value, SourceLoc
   return scatter_node(*this, d, index, Tensor(), value, "scatter");
 }
 
-Tensor scatter_node(const Tensor& base, int64_t d, const Tensor& index, const Tensor& src, Scalar value,
-                    const char* op) {
+namespace {
+// A Scatter / ScatterAdd node of base, index and src's node, and its
+// backward function `kind` over `inputs` (saving the index and the dim).
+Tensor scatter_op(Op op, const Tensor& base, int64_t d, const Tensor& index, NodePtr src, autograd::GradFn kind,
+                  std::initializer_list<const Tensor*> inputs, const char* name) {
   Attrs a;
   a.ints = {d};
-  NodePtr s = src.defined() ? node_of(src, op) : full_node(index.sizes(), value, base.dtype(), base.device());
-  Tensor out = make_tensor(make_node(Op::Scatter, base.dtype(), base.device(), base.sizes(),
-                                     node_list(node_of(base, op), node_of(index, op), std::move(s)), std::move(a)));
-  const auto kind = src.defined() ? autograd::GradFn::ScatterBackward0 : autograd::GradFn::ScatterBackward1;
-  if (auto f = src.defined() ? record(kind, out, {&base, &src}) : record(kind, out, {&base})) {
+  Tensor out = make_tensor(make_node(op, base.dtype(), base.device(), base.sizes(),
+                                     node_list(node_of(base, name), node_of(index, name), std::move(src)),
+                                     std::move(a)));
+  if (auto f = record(kind, out, inputs)) {
     f->save(index);
     f->ints = {d};
   }
   return out;
 }
+}  // namespace
+
+Tensor scatter_node(const Tensor& base, int64_t d, const Tensor& index, const Tensor& src, Scalar value,
+                    const char* op) {
+  if (!src.defined())
+    return scatter_op(Op::Scatter, base, d, index, full_node(index.sizes(), value, base.dtype(), base.device()),
+                      autograd::GradFn::ScatterBackward1, {&base}, op);
+  return scatter_op(Op::Scatter, base, d, index, node_of(src, op), autograd::GradFn::ScatterBackward0, {&base, &src},
+                    op);
+}
 
 Tensor scatter_add_node(const Tensor& base, int64_t d, const Tensor& index, const Tensor& src, const char* op) {
-  Attrs a;
-  a.ints = {d};
-  Tensor out = make_tensor(make_node(Op::ScatterAdd, base.dtype(), base.device(), base.sizes(),
-                                     node_list(node_of(base, op), node_of(index, op), node_of(src, op)),
-                                     std::move(a)));
-  if (auto f = record(autograd::GradFn::ScatterAddBackward0, out, {&base, &src})) {
-    f->save(index);
-    f->ints = {d};
-  }
-  return out;
+  return scatter_op(Op::ScatterAdd, base, d, index, node_of(src, op), autograd::GradFn::ScatterAddBackward0,
+                    {&base, &src}, op);
 }
 
 namespace {

@@ -310,9 +310,7 @@ bool put_through_tensors(const Tensor& self, std::initializer_list<indexing::Ten
   const Tensor& first = tensors[0];
   if (tensors.size() == 1 && is_mask(first) && v.dim() == 0 && first.dtype() == DType::Bool) {
     const int64_t d = dims[0];
-    for (int64_t j = 0; j < first.dim(); ++j)
-      KILN_CHECK(first.size(j) == dst.size(d + j), "index_put_", "The shape of the mask ", first.sizes(),
-                 " at index ", j, " does not match the shape of the indexed tensor ", dst.sizes(), " at index ", d + j);
+    check_mask_shape(first, dst, d, "index_put_");
     Shape m(static_cast<size_t>(dst.dim()), 1);
     for (int64_t j = 0; j < first.dim(); ++j) m[static_cast<size_t>(d + j)] = first.size(j);
     dst.masked_fill_(first.reshape(m), v.device() == dst.device() ? v : v.to(dst.device()));

@@ -14,16 +14,29 @@ int64_t wrap_dim(int64_t dim, int64_t rank, const char* op) {
   return dim < 0 ? dim + r : dim;
 }
 
-Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
-  size_t n = std::max(a.size(), b.size());
-  Shape out(n);
+namespace {
+// s's size at dim i of a rank-n broadcast (missing leading dims are 1).
+int64_t size_in(const Shape& s, size_t i, size_t n) { return i < n - s.size() ? 1 : s[i - (n - s.size())]; }
+}  // namespace
+
+int64_t broadcast_into(const Shape& a, const Shape& b, Shape* out) {
+  const size_t n = std::max(a.size(), b.size());
+  *out = Shape(n, 1);
   for (size_t i = 0; i < n; ++i) {
-    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
-    int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
-    KILN_CHECK(da == db || da == 1 || db == 1, op, "The size of tensor a (", da,
-               ") must match the size of tensor b (", db, ") at non-singleton dimension ", i,
-               " (shapes ", a, " and ", b, ")");
-    out[i] = da == 1 ? db : da;
+    const int64_t da = size_in(a, i, n), db = size_in(b, i, n);
+    if (da != db && da != 1 && db != 1) return static_cast<int64_t>(i);
+    (*out)[i] = da == 1 ? db : da;
+  }
+  return -1;
+}
+
+Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
+  Shape out;
+  const int64_t bad = broadcast_into(a, b, &out);
+  if (bad >= 0) {
+    const size_t i = static_cast<size_t>(bad), n = out.size();
+    KILN_CHECK(false, op, "The size of tensor a (", size_in(a, i, n), ") must match the size of tensor b (",
+               size_in(b, i, n), ") at non-singleton dimension ", i, " (shapes ", a, " and ", b, ")");
   }
   return out;
 }

@@ -21,6 +21,9 @@ using autograd::record;
 int64_t wrap_dim(int64_t dim, int64_t rank, const char* op);
 // NumPy broadcasting; PyTorch's message on mismatch.
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
+// The same without an error: a and b broadcast into *out; the first dim
+// where they clash, or -1.
+int64_t broadcast_into(const Shape& a, const Shape& b, Shape* out);
 // The dtype of the scalar as a wrapped number: bool, int64 or float32.
 DType wrapped_scalar_dtype(const Scalar& s);
 
@@ -64,6 +67,8 @@ Tensor gather_node(const Tensor& x, int64_t dim, const Tensor& index, const char
 // at index tensors (positions or masks) placed at `dims` of x (increasing);
 // x with `value` written (added) there, a new tensor.
 bool is_mask(const Tensor& t);
+// A mask placed at dim d of x covers x's dims d.. with equal sizes.
+void check_mask_shape(const Tensor& mask, const Tensor& x, int64_t d, const char* op);
 Tensor index_by_tensors(const Tensor& x, const std::vector<int64_t>& dims, const std::vector<Tensor>& indices);
 Tensor put_by_tensors(const Tensor& x, const std::vector<int64_t>& dims, const std::vector<Tensor>& indices,
                       const Tensor& value, bool accumulate);

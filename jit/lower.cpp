@@ -106,11 +106,9 @@ ValueId Lowerer::compute(const Node* n, const Idx& idx) {
     case Op::Le: return binary(VOp::Le, n, idx);
     case Op::Gt: return binary(VOp::Gt, n, idx);
     case Op::Ge: return binary(VOp::Ge, n, idx);
-    case Op::Where: {
-      Value v{VOp::Where, dt};
-      for (int j = 0; j < 3; ++j) v.args[j] = value(n->inputs[j].get(), idx);
-      return add(v);
-    }
+    case Op::Where:
+      return op3(VOp::Where, dt, value(n->inputs[0].get(), idx), value(n->inputs[1].get(), idx),
+                 value(n->inputs[2].get(), idx));
     case Op::AsStrided: return view(n, idx);
     case Op::Sum:
     case Op::Prod:
@@ -160,13 +158,7 @@ ValueId Lowerer::int_division(VOp op, const Node* n, const Idx& idx) {
     v.i = c;
     return add(v);
   };
-  auto where = [&](ValueId cond, ValueId x, ValueId y) {
-    Value w{VOp::Where, dt};
-    w.args[0] = cond;
-    w.args[1] = x;
-    w.args[2] = y;
-    return add(w);
-  };
+  auto where = [&](ValueId cond, ValueId x, ValueId y) { return op3(VOp::Where, dt, cond, x, y); };
   const bool is_signed = dt != DType::UInt8;
   const ValueId one = konst(1);
   ValueId safe = where(op2(VOp::Eq, DType::Bool, b, konst(0)), one, b);
@@ -198,15 +190,8 @@ ValueId Lowerer::linspace(const Node* n, const Idx& idx) {
   ValueId lo = op2(VOp::Add, L, start, op2(VOp::Mul, L, step, cast(i, L)));
   ValueId hi = op2(VOp::Sub, L, end,
                    op2(VOp::Mul, L, step, cast(op2(VOp::Sub, DType::Int64, steps_m1, i), L)));
-  Value w{VOp::Where, L};
-  w.args[0] = op2(VOp::Lt, DType::Bool, i, halfway);
-  w.args[1] = lo;
-  w.args[2] = hi;
-  Value one{VOp::Where, L};
-  one.args[0] = op2(VOp::Eq, DType::Bool, steps, iconst(1));
-  one.args[1] = start;
-  one.args[2] = add(w);
-  return cast(add(one), dt);
+  const ValueId two_sided = op3(VOp::Where, L, op2(VOp::Lt, DType::Bool, i, halfway), lo, hi);
+  return cast(op3(VOp::Where, L, op2(VOp::Eq, DType::Bool, steps, iconst(1)), start, two_sided), dt);
 }
 
 // Wraps `body` in loops over `dims` of `n`'s shape (outermost parallel).

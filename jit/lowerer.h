@@ -106,6 +106,13 @@ class Lowerer {
     v.args[1] = b;
     return add(v);
   }
+  ValueId op3(VOp op, DType dt, ValueId a, ValueId b, ValueId c) {  // Where
+    Value v{op, dt};
+    v.args[0] = a;
+    v.args[1] = b;
+    v.args[2] = c;
+    return add(v);
+  }
   ValueId op1(VOp op, DType dt, ValueId a) {
     Value v{op, dt};
     v.args[0] = a;

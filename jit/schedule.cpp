@@ -221,6 +221,12 @@ void partition(const Graph& g, const std::vector<NodePtr>& roots, const Schedule
                NodeSet& mat, CutMap& cuts, MatmulReads& reads) {
   for (const NodePtr& r : roots)
     if (!has_value(*r)) store(mat, cuts, r.get(), Cut::Output);
+  // The input of a gather or a scan, read where its own loops cannot be
+  // (at indexed positions, inside the scan's serial loop), is computed
+  // there unless that needs a reduction's loops: then it is stored.
+  auto store_if_own_loops = [&](const Node* x) {
+    if (!has_value(*x) && !mat.count(x) && needs_own_loops(x, mat)) store(mat, cuts, x, Cut::IndexedRead);
+  };
   for (const Node* n : g.order) {
     switch (n->cls()) {
       case OpClass::Contraction:
@@ -258,16 +264,14 @@ void partition(const Graph& g, const std::vector<NodePtr>& roots, const Schedule
         // its own kernel (a loop carries the running value); its input is
         // computed in that loop unless it needs loops of its own
         store(mat, cuts, n, Cut::Scan);
-        const Node* x = n->inputs[0].get();
-        if (!has_value(*x) && !mat.count(x) && needs_own_loops(x, mat)) store(mat, cuts, x, Cut::IndexedRead);
+        store_if_own_loops(n->inputs[0].get());
         break;
       }
       case OpClass::Index: {
         // x is read where the index says: computed there, like a view's
         // input (each element of the gather reads x once), unless that
         // needs the loops of a reduction (or the walk is long): then stored
-        const Node* x = n->inputs[0].get();
-        if (!has_value(*x) && !mat.count(x) && needs_own_loops(x, mat)) store(mat, cuts, x, Cut::IndexedRead);
+        store_if_own_loops(n->inputs[0].get());
         if (!opt.fusion) store(mat, cuts, n, Cut::FusionOff);
         break;
       }
