@@ -59,8 +59,14 @@ BufferPtr eval_scatter(const Node& n, const Inputs& in) {
     const T* s = in[2]->as<T>();
     T* o = out->as<T>();
     const bool add = n.op == Op::ScatterAdd;
+    // integers add wrapping mod 2^64 (then mod 2^bits), as the binary ops
+    auto plus = [](C x, C y) {
+      if constexpr (std::is_integral_v<C>)
+        return static_cast<C>(static_cast<uint64_t>(x) + static_cast<uint64_t>(y));
+      else return x + y;
+    };
     for_each_indexed(index.shape, n.shape, n.attrs.ints[0], in[1]->as<int64_t>(), [&](int64_t i, int64_t p) {
-      o[p] = add ? cast_value<T>(static_cast<C>(o[p]) + static_cast<C>(s[i])) : s[i];
+      o[p] = add ? cast_value<T>(plus(static_cast<C>(o[p]), static_cast<C>(s[i]))) : s[i];
     });
   });
   return out;
