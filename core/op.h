@@ -19,7 +19,8 @@ enum class OpClass : uint8_t {
   Reduce,       // reduces dims (kept as size 1) of its input
   Contraction,  // matmul
   Join,         // concatenation
-  Scan,         // a running combination along one dim (cumsum)
+  Scan,         // a running combination along one dim (cumsum, cumprod, cummax, cummin)
+  Sort,         // the positions that order one dim (a library step, not a kernel)
   Transfer,     // a copy to another device
 };
 
@@ -56,6 +57,14 @@ enum class OpClass : uint8_t {
 //   CumSum      ints {dim}: out[..., i, ...] = sum of in[..., :i+1, ...],
 //               accumulated in float64 for floats (PyTorch's CPU acc_type),
 //               int64 for integers; the output's dtype is the node's
+//   CumProd     as CumSum, the running product
+//   CumMax      ints {dim}: the running maximum by PyTorch's cummax rule (a
+//               value >= the kept one, or a NaN, replaces it; only a NaN
+//               replaces a NaN); CumMin with <=; the input's dtype
+//   CumArgMax   ints {dim}: the position along dim of CumMax's kept value
+//               (int64); CumArgMin of CumMin's
+//   ArgSort     ints {dim, descending}: int64 positions along dim that sort
+//               the input (core/sort_rows.h: stable, NaN above numbers)
 //   ToDevice    to Node::device
 #define KILN_FORALL_OPS(X)        \
   X(Buffer, Source, 0)            \
@@ -118,6 +127,12 @@ enum class OpClass : uint8_t {
   X(Matmul, Contraction, 2)       \
   X(Cat, Join, -1)                \
   X(CumSum, Scan, 1)              \
+  X(CumProd, Scan, 1)             \
+  X(CumMax, Scan, 1)              \
+  X(CumMin, Scan, 1)              \
+  X(CumArgMax, Scan, 1)           \
+  X(CumArgMin, Scan, 1)           \
+  X(ArgSort, Sort, 1)             \
   X(ToDevice, Transfer, 1)
 
 enum class Op : uint8_t {

@@ -20,6 +20,7 @@
 #include "jit/kernel_cache.h"
 #include "jit/matmul.h"
 #include "jit/profiler.h"
+#include "jit/sort.h"
 #include "jit/schedule.h"
 #include "jit/stats.h"
 #include "jit/thread_pool.h"
@@ -235,7 +236,12 @@ std::vector<BufferPtr> evaluate(const std::vector<NodePtr>& roots, bool interpre
         if (!b) b = Buffer::allocate(o->dtype, o->numel(), Device());
         outs.push_back(b);
       }
-      if (st.kind == StepKind::Matmul) {
+      if (st.kind == StepKind::Sort) {
+        const auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+        run_sort(*st.outputs[0], *buffer_of(st.inputs[0]), *outs[0]);
+        ++counters().library_calls;
+        if (timed) profile_launch(st, elapsed_ns(t0), bytes_of(st.inputs) + bytes_of(st.outputs));
+      } else if (st.kind == StepKind::Matmul) {
         const auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
         const Node& mm = *st.outputs[0];
         run_matmul(mm, matmul_operand(mm, 0, *st.inputs[0], *buffer_of(st.inputs[0])),
@@ -296,7 +302,7 @@ std::vector<BufferPtr> evaluate(const std::vector<NodePtr>& roots, bool interpre
       // Name the user lines this step fused, so the failure can be traced.
       const std::string lines = step_lines(st);
       throw Error(e.message() + "\n  in kernel k" + std::to_string(step) + " " +
-                  (st.kind == StepKind::Matmul ? std::string("matmul") : st.code->ir.name) +
+                  step_name(st) +
                   (lines.empty() ? std::string() : ", which computes the values of " + lines));
     }
   }

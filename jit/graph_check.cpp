@@ -111,8 +111,15 @@ void check_loaded_node(int64_t id, Op op, DType dtype, const Shape& shape, const
       break;
     case OpClass::Scan:
       one_dim();
-      same_dtype(0);
+      if (op == Op::CumArgMax || op == Op::CumArgMin) c.require(dtype == DType::Int64, "gives int64 positions");
+      else same_dtype(0);
       c.require(in[0]->shape == shape, "keeps its input's shape");
+      break;
+    case OpClass::Sort:  // ArgSort: ints {dim, descending}
+      c.require(a.ints.size() == 2 && a.ints[0] >= 0 && a.ints[0] < static_cast<int64_t>(shape.size()) &&
+                    (a.ints[1] == 0 || a.ints[1] == 1),
+                "needs a dim in range and descending 0 / 1");
+      c.require(dtype == DType::Int64 && in[0]->shape == shape, "gives int64 positions of its input's shape");
       break;
     case OpClass::Index:  // Gather; the index values themselves are data
       one_dim();

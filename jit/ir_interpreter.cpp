@@ -141,16 +141,29 @@ class Interp {
     V v = get(s.value);
     const bool fp = is_floating_point(acc.dtype);
     switch (acc.combiner) {
-      case Combiner::Sum:
-        if (fp) x.v.f += v.f;
+      case Combiner::Sum:  // rounded to the accumulator's dtype (a float32 one: half scans)
+        if (fp) x.v = norm(acc.dtype, V{.f = x.v.f + v.f});
         else x.v.i = static_cast<int64_t>(static_cast<uint64_t>(x.v.i) + static_cast<uint64_t>(v.i));
         break;
       case Combiner::Prod:
-        if (fp) x.v.f *= v.f;
+        if (fp) x.v = norm(acc.dtype, V{.f = x.v.f * v.f});
         else x.v.i = static_cast<int64_t>(static_cast<uint64_t>(x.v.i) * static_cast<uint64_t>(v.i));
         break;
       case Combiner::All: x.v.i = x.v.i && v.i; break;
       case Combiner::Any: x.v.i = x.v.i || v.i; break;
+      case Combiner::CumMax:
+      case Combiner::CumMin: {  // PyTorch's cummax rule (kernel_ir.h)
+        const bool is_max = acc.combiner == Combiner::CumMax;
+        bool take;
+        if (x.where < 0 || (fp && std::isnan(v.f))) take = true;
+        else if (fp) take = !std::isnan(x.v.f) && (is_max ? v.f >= x.v.f : v.f <= x.v.f);
+        else take = is_max ? v.i >= x.v.i : v.i <= x.v.i;
+        if (take) {
+          x.v = v;
+          x.where = get(s.index).i;
+        }
+        break;
+      }
       case Combiner::Max:
       case Combiner::Min:
       case Combiner::ArgMax:
@@ -208,6 +221,7 @@ class Interp {
         else r = a.v;
         return r;
       }
+      case VOp::AccIndex: r.i = accs_[v.a].where; return r;
       case VOp::Philox: {
         const PhiloxBlock b = philox_element(static_cast<uint64_t>(params_[v.a]),
                                              static_cast<uint64_t>(params_[v.b]),

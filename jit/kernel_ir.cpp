@@ -52,6 +52,7 @@ const char* vop_name(VOp op) {
     case VOp::Cast: return "cast";
     case VOp::Philox: return "philox";
     case VOp::AccRead: return "acc";
+    case VOp::AccIndex: return "acc_index";
   }
   return "?";
 }
@@ -66,6 +67,8 @@ const char* combiner_name(Combiner c) {
     case Combiner::ArgMin: return "argmin";
     case Combiner::All: return "all";
     case Combiner::Any: return "any";
+    case Combiner::CumMax: return "cummax";
+    case Combiner::CumMin: return "cummin";
   }
   return "?";
 }
@@ -101,7 +104,8 @@ std::string value_text(const Kernel& k, ValueId id) {
       os << ' ' << op_name(v.random_op) << " seed=p" << v.a << " offset=p" << v.b << " at v"
          << v.args[0];
       break;
-    case VOp::AccRead: os << " a" << v.a; break;
+    case VOp::AccRead:
+    case VOp::AccIndex: os << " a" << v.a; break;
     default:
       for (ValueId a : v.args)
         if (a >= 0) os << " v" << a;
@@ -150,7 +154,8 @@ std::string Kernel::key() const {
        << ':' << fb << ':' << fb1 << ':' << static_cast<int>(v.random_op) << ';';
   }
   os << "A";
-  for (const Accumulator& a : accs) os << static_cast<int>(a.combiner) << ':' << static_cast<int>(a.dtype) << ';';
+  for (const Accumulator& a : accs)
+    os << static_cast<int>(a.combiner) << ':' << static_cast<int>(a.dtype) << ':' << a.running << ';';
   os << "S";
   key_stmts(os, body);
   return os.str();
@@ -167,7 +172,7 @@ std::string Kernel::to_string() const {
     os << "  v" << i << ": " << dtype_name(values[i].dtype).substr(6) << " = "
        << value_text(*this, static_cast<ValueId>(i)) << '\n';
   for (size_t i = 0; i < accs.size(); ++i)
-    os << "  a" << i << ": " << combiner_name(accs[i].combiner) << " in "
+    os << "  a" << i << ": " << (accs[i].running ? "running " : "") << combiner_name(accs[i].combiner) << " in "
        << dtype_name(accs[i].dtype).substr(6) << '\n';
   text_stmts(os, *this, body, 1);
   return os.str();

@@ -51,7 +51,11 @@
 // accumulate in Accumulator::dtype (Float64 for floating inputs, Int64 for
 // integers, as the reference); Max/Min keep NaN once seen (-0 orders below +0); ArgMax/ArgMin keep
 // the first index of the extreme (a NaN counts as the extreme), reading back
-// the Int64 index; All/Any give Bool.
+// the Int64 index; All/Any give Bool. CumMax/CumMin keep a value and its
+// position by PyTorch's cummax rule (a value >= (<=) the kept one, or a NaN,
+// replaces it; only a NaN replaces a NaN, and the first update always
+// does): AccRead reads the value, AccIndex the position (as for ArgMax /
+// ArgMin, whose AccRead reads it too).
 #pragma once
 
 #include <cstdint>
@@ -83,6 +87,7 @@ enum class VOp : uint8_t {
   Cast,                // args[0] converted to `dtype`
   Philox,              // see above: op = which random op, a/b = seed/offset params
   AccRead,             // a = accumulator id
+  AccIndex,            // a = accumulator id (ArgMax/ArgMin/CumMax/CumMin): its kept position, Int64
 };
 
 struct Value {
@@ -95,11 +100,18 @@ struct Value {
   Op random_op = Op::RandUniform;  // VOp::Philox only
 };
 
-enum class Combiner : uint8_t { Sum, Prod, Max, Min, ArgMax, ArgMin, All, Any };
+enum class Combiner : uint8_t { Sum, Prod, Max, Min, ArgMax, ArgMin, All, Any, CumMax, CumMin };
+// Whether the combiner keeps a position beside its value (AccUpdate's index).
+inline bool keeps_position(Combiner c) {
+  return c == Combiner::ArgMax || c == Combiner::ArgMin || c == Combiner::CumMax || c == Combiner::CumMin;
+}
 
 struct Accumulator {
   Combiner combiner;
   DType dtype;  // the accumulation type (Sum/Prod) or the value type (Max/Min/Arg*)
+  // A scan's: every running value is read, so updates keep their order (a
+  // reduction's Sum/Prod may be reassociated into vector lanes).
+  bool running = false;
 };
 
 enum class StmtKind : uint8_t { Loop, Store, AccInit, AccUpdate };
@@ -116,8 +128,8 @@ struct Stmt {
   int32_t buffer = -1;
   ValueId index = -1;
   ValueId value = -1;
-  // AccInit / AccUpdate: acc; AccUpdate folds value (and, for ArgMax/ArgMin,
-  // the candidate position `index`) into it.
+  // AccInit / AccUpdate: acc; AccUpdate folds value (and, for a combiner
+  // that keeps_position, the candidate position `index`) into it.
   int32_t acc = -1;
 };
 

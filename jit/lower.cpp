@@ -7,6 +7,7 @@
 // The Lowerer and its per-value helpers are in lowerer.h.
 #include "jit/lower.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
@@ -132,6 +133,12 @@ ValueId Lowerer::compute(const Node* n, const Idx& idx) {
     case Op::Scatter:
     case Op::Cat:
     case Op::CumSum:
+    case Op::CumProd:
+    case Op::CumMax:
+    case Op::CumMin:
+    case Op::CumArgMax:
+    case Op::CumArgMin:
+    case Op::ArgSort:
       break;
   }
   KILN_INTERNAL_ASSERT(false, "op ", op_name(n->op), " cannot be computed inline");
@@ -361,18 +368,24 @@ Lowered Lowerer::lower_assign_scatter() {
   return lower_scatter(src, &root_, offset, strides);
 }
 
-// A cumsum: loops over the other dims (the first parallel), then the
-// scanned dim serial, accumulators carrying the running sums (PyTorch's CPU
-// acc_type, as the reference), stored at every step. Scanning the last dim,
-// one accumulator walks each row. Scanning another dim, a column walk would
-// touch a cache line per element: the last dim is cut into tiles of
-// kScanTile columns whose running sums advance together, one row step
+// A scan (cumsum, cumprod, cummax, cummin and their positions): loops over
+// the other dims (the first parallel), then the scanned dim serial,
+// accumulators carrying the running values (sums and products in PyTorch's
+// CPU acc_type, as the reference), stored at every step. Scanning the last
+// dim, one accumulator walks each row. Scanning another dim, a column walk
+// would touch a cache line per element: the last dim is cut into tiles of
+// kScanTile columns whose running values advance together, one row step
 // reading and writing a tile's consecutive elements, then the columns left
 // over one by one. A 1-D scan, or a 2-D scan of dim 0, runs on one thread.
-Lowered Lowerer::lower_scan() {
+// The members of `group` scan one input along one dim (cummax's values and
+// positions): one kernel, one accumulator per combiner and column.
+Lowered Lowerer::lower_scan(const std::vector<const Node*>& group) {
   constexpr int64_t kScanTile = 16;
   const Node* x = root_.inputs[0].get();
   const int64_t d = root_.attrs.ints[0];
+  for (const Node* g : group)
+    KILN_INTERNAL_ASSERT(g->cls() == OpClass::Scan && g->inputs[0].get() == x && g->attrs.ints[0] == d,
+                         "a scan group scans one input along one dim");
   const int64_t r = root_.rank();
   const int64_t last = r - 1;
   const bool tiled = d != last;
@@ -382,35 +395,73 @@ Lowered Lowerer::lower_scan() {
   std::vector<Stmt> top;
   Idx idx(static_cast<size_t>(r));
   std::vector<Stmt>* body = others.empty() ? single(top) : open_loops(&root_, others, idx, top, true);
-  const DType dt = root_.dtype;
-  const DType adt = dt == DType::Float16 || dt == DType::BFloat16 ? DType::Float32
-                    : is_floating_point(dt)                     ? DType::Float64
-                                                                : DType::Int64;
-  int32_t slot = -1;  // after every input's slot: taken at the first store
-  // `lanes` running sums over columns first + t of the last dim (or, not
-  // tiled, the one sum of this row), the scan loop inside `at`.
-  auto scan = [&](std::vector<Stmt>* at, ValueId first, int64_t lanes) {
-    std::vector<int32_t> accs;
-    for (int64_t t = 0; t < lanes; ++t) {
-      accs.push_back(static_cast<int32_t>(k_.accs.size()));
-      k_.accs.push_back({Combiner::Sum, adt});
-      Stmt init{StmtKind::AccInit};
-      init.acc = accs.back();
-      at->push_back(init);
+  auto accumulator = [&](Op op) -> Accumulator {
+    const DType dt = x->dtype;
+    switch (op) {
+      case Op::CumSum:
+      case Op::CumProd: {
+        const DType adt = dt == DType::Float16 || dt == DType::BFloat16 ? DType::Float32
+                          : is_floating_point(dt)                     ? DType::Float64
+                                                                      : DType::Int64;
+        return {op == Op::CumSum ? Combiner::Sum : Combiner::Prod, adt, true};
+      }
+      case Op::CumMax:
+      case Op::CumArgMax: return {Combiner::CumMax, dt, true};
+      case Op::CumMin:
+      case Op::CumArgMin: return {Combiner::CumMin, dt, true};
+      default: KILN_INTERNAL_ASSERT(false, "not a scan: ", op_name(op));
     }
+    return {};
+  };
+  std::vector<int32_t> slots(group.size(), -1);  // after every input's slot: taken at the first store
+  // `lanes` running values over columns first + t of the last dim (or, not
+  // tiled, the one of this row), the scan loop inside `at`.
+  auto scan = [&](std::vector<Stmt>* at, ValueId first, int64_t lanes) {
+    // per lane: the accumulator of each member (members of one combiner share it)
+    std::vector<std::vector<int32_t>> accs(static_cast<size_t>(lanes));
+    for (int64_t t = 0; t < lanes; ++t)
+      for (size_t j = 0; j < group.size(); ++j) {
+        const Accumulator a = accumulator(group[j]->op);
+        int32_t id = -1;
+        for (size_t i = 0; i < j && id < 0; ++i)
+          if (k_.accs[static_cast<size_t>(accs[t][i])].combiner == a.combiner) id = accs[t][i];
+        if (id < 0) {
+          id = static_cast<int32_t>(k_.accs.size());
+          k_.accs.push_back(a);
+          Stmt init{StmtKind::AccInit};
+          init.acc = id;
+          at->push_back(init);
+        }
+        accs[t].push_back(id);
+      }
     Idx at_idx = idx;
     at_idx[static_cast<size_t>(d)] = open_loop(at, size_of(&root_, d), root_.shape[static_cast<size_t>(d)], false);
     for (int64_t t = 0; t < lanes; ++t) {
       if (tiled) at_idx[static_cast<size_t>(last)] = iadd(first, iconst(t));
-      Stmt upd{StmtKind::AccUpdate};
-      upd.acc = accs[static_cast<size_t>(t)];
-      upd.value = cast(value(x, at_idx), adt);
-      at->push_back(upd);
-      Value running{VOp::AccRead, adt};
-      running.a = accs[static_cast<size_t>(t)];
-      const ValueId v = cast(add(running), dt);
-      if (slot < 0) slot = output_slot(dt);
-      store(at, slot, ravel(&root_, at_idx), v);
+      const ValueId in = value(x, at_idx);
+      for (size_t j = 0; j < group.size(); ++j) {
+        const int32_t id = accs[t][j];
+        if (std::find(accs[t].begin(), accs[t].begin() + static_cast<std::ptrdiff_t>(j), id) !=
+            accs[t].begin() + static_cast<std::ptrdiff_t>(j))
+          continue;  // updated for an earlier member
+        const Accumulator& a = k_.accs[static_cast<size_t>(id)];
+        Stmt upd{StmtKind::AccUpdate};
+        upd.acc = id;
+        upd.value = cast(in, a.dtype);
+        if (keeps_position(a.combiner)) upd.index = at_idx[static_cast<size_t>(d)];
+        at->push_back(upd);
+      }
+      const ValueId flat = ravel(&root_, at_idx);
+      for (size_t j = 0; j < group.size(); ++j) {
+        const Node* g = group[j];
+        const bool position = g->op == Op::CumArgMax || g->op == Op::CumArgMin;
+        const int32_t id = accs[t][j];
+        Value running{position ? VOp::AccIndex : VOp::AccRead, position ? DType::Int64 : k_.accs[static_cast<size_t>(id)].dtype};
+        running.a = id;
+        const ValueId v = cast(add(running), g->dtype);
+        if (slots[j] < 0) slots[j] = output_slot(g->dtype);
+        store(at, slots[j], flat, v);
+      }
     }
   };
   if (!tiled) {
@@ -427,7 +478,7 @@ Lowered Lowerer::lower_scan() {
     scan(rest_body, iadd(done, rest), 1);
   }
   k_.body = std::move(top);
-  work_ = root_.numel();
+  work_ = root_.numel() * static_cast<int64_t>(group.size());
   return finish();
 }
 
@@ -435,7 +486,7 @@ Lowered Lowerer::lower_scan() {
 // shared iteration space, one store per member: horizontal fusion). An
 // Assign member computes its base (the first half of the write).
 Lowered Lowerer::lower_group(const std::vector<const Node*>& group) {
-  if (group.size() == 1 && group[0]->cls() == OpClass::Scan) return lower_scan();
+  if (group[0]->cls() == OpClass::Scan) return lower_scan(group);
   std::vector<const Node*> outs;
   bool writes = false;  // an Assign writes into a buffer the kernel may also read
   for (const Node* g : group) {

@@ -272,7 +272,7 @@ class Lowerer {
   Lowered lower_cat(int part);
   Lowered lower_assign_scatter();
   Lowered lower_index_scatter();  // ScatterAdd, Scatter
-  Lowered lower_scan();           // CumSum
+  Lowered lower_scan(const std::vector<const Node*>& group);  // CumSum, CumProd, CumMax, ...: one input, one dim
   Lowered lower_group(const std::vector<const Node*>& group);
 
   // The kept value (kept_value) while its output's slot is not yet known.

@@ -69,6 +69,12 @@ int64_t node_ops(const Node& n) {
     case OpClass::Random:
     case OpClass::Index:
     case OpClass::Scan: return n.numel();
+    case OpClass::Sort: {  // comparisons: n log2 n per row
+      const int64_t len = n.shape.empty() ? 1 : n.shape[static_cast<size_t>(n.attrs.ints[0])];
+      int64_t lg = 1;
+      while ((int64_t{1} << lg) < len) ++lg;
+      return sat_mul(n.numel(), lg);
+    }
     case OpClass::Reduce: return n.inputs[0]->numel();
     case OpClass::Contraction: return sat_mul(2 * n.numel(), n.inputs[0]->shape.back());  // multiply-add per K
     case OpClass::Source:
@@ -127,7 +133,7 @@ Plan describe_plan(const GraphView& g, Schedule s) {
     const Step& st = p.schedule.steps[i];
     PlanEntry e;
     e.label = "k" + std::to_string(i);
-    e.name = st.kind == StepKind::Matmul ? "matmul" : st.code->ir.name;
+    e.name = step_name(st);
     const Node* first = st.outputs[0];
     std::vector<const Node*> starts;
     if (first->op == Op::Cat || first->cls() == OpClass::Write) {

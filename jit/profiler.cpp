@@ -53,6 +53,9 @@ void profile_launch(const Step& st, int64_t ns, int64_t bytes) {
   if (st.kind == StepKind::Matmul) {
     name = "matmul " + shape_text(out->inputs[0]->shape) + " @ " + shape_text(out->inputs[1]->shape);
     key = name;
+  } else if (st.kind == StepKind::Sort) {
+    name = "sort " + shape_text(out->shape) + " dim " + std::to_string(out->attrs.ints[0]);
+    key = name;
   } else {
     name = st.code->ir.name;
     char buf[32];

@@ -67,7 +67,7 @@ std::string dot_graph(const GraphView& g, const Plan* p, const DumpOptions& opt)
       os << "  subgraph cluster_" << e.label << " {\n"
          << "    label=\"" << esc(label) << "\";\n"
          << "    style=\"rounded,filled\"; fillcolor=\""
-         << (st.kind == StepKind::Matmul ? "#fff1d6" : "#eaf2ff") << "\"; fontname=\"monospace\"; fontsize=10;\n";
+         << (is_library(st.kind) ? "#fff1d6" : "#eaf2ff") << "\"; fontname=\"monospace\"; fontsize=10;\n";
       for (const Node* n : e.fused)
         if (drawn.insert(n).second) os << "    " << node_line(n);
       os << "  }\n";

@@ -26,7 +26,7 @@ std::string json_plan(const GraphView& g, const Plan& p, const DumpOptions& opt)
     const PlanEntry& e = p.entries[i];
     const Step& st = p.schedule.steps[i];
     os << (i ? ",\n" : "\n") << "  {\"label\": " << json::quote(e.label) << ", \"name\": " << json::quote(e.name)
-       << ", \"kind\": " << (st.kind == StepKind::Matmul ? "\"library\"" : "\"kernel\"")
+       << ", \"kind\": " << (is_library(st.kind) ? "\"library\"" : "\"kernel\"")
        << ", \"why\": " << json::quote(cut_name(st.why.cut)) << ", \"why_text\": " << json::quote(cut_text(st.why.cut))
        << ", \"detail\": " << json::quote(st.why.detail) << ",\n   \"nodes\": " << ids(e.fused)
        << ", \"reads\": " << ids(st.inputs) << ", \"writes\": " << ids(st.outputs)

@@ -66,9 +66,15 @@ std::string attr_text(const Node& n) {
       return i.empty() ? "" : "offset=" + std::to_string(i[0]) + " strides=" + ints_text(i, 1);
     case Op::Cat:
     case Op::CumSum:
+    case Op::CumProd:
+    case Op::CumMax:
+    case Op::CumMin:
+    case Op::CumArgMax:
+    case Op::CumArgMin:
     case Op::Gather:
     case Op::ScatterAdd:
     case Op::Scatter: return i.empty() ? "" : "dim=" + std::to_string(i[0]);
+    case Op::ArgSort: return i.size() < 2 ? "" : "dim=" + std::to_string(i[0]) + (i[1] ? " descending" : "");
     default:
       if (is_reduction(n.op)) return "dims=" + ints_text(i, 0);
       return "";
@@ -166,6 +172,7 @@ std::string text_plan(const GraphView& g, const Plan& p, const DumpOptions& opt)
     const PlanEntry& e = p.entries[i];
     const Step& st = p.schedule.steps[i];
     os << e.label << " " << e.name;
+    if (st.kind == StepKind::Sort) os << " (library call)";
     if (st.kind == StepKind::Matmul) {
       os << " (library call";
       // BLAS reads that operand in place through a transpose flag (no copy).

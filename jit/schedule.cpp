@@ -211,7 +211,7 @@ bool needs_own_loops(const Node* n, const NodeSet& mat) {
         const OpClass c = m->cls();
         return !has_value(*m) && !mat.count(m) &&
                (reduces(*m) || c == OpClass::Contraction || c == OpClass::Join || c == OpClass::Write ||
-                c == OpClass::Scan);
+                c == OpClass::Scan || c == OpClass::Sort);
       },
       &mat);
 }
@@ -260,6 +260,12 @@ void partition(const Graph& g, const std::vector<NodePtr>& roots, const Schedule
         }
         break;
       case OpClass::Join: store(mat, cuts, n, Cut::Join); break;
+      case OpClass::Sort: {
+        store(mat, cuts, n, Cut::Sort);
+        const Node* in = n->inputs[0].get();
+        if (!has_value(*in) && !mat.count(in)) store(mat, cuts, in, Cut::SortInput);
+        break;
+      }
       case OpClass::Scan: {
         // its own kernel (a loop carries the running value); its input is
         // computed in that loop unless it needs loops of its own
@@ -381,6 +387,13 @@ bool lower_all(const Graph& g, NodeSet& mat, CutMap& cuts, const MatmulReads& re
         s.inputs = {src[0], src[1]};
         s.why = why;
         steps.push_back(std::move(s));
+      } else if (n->op == Op::ArgSort) {
+        Step s;
+        s.kind = StepKind::Sort;
+        s.outputs = {n};
+        s.inputs = {n->inputs[0].get()};
+        s.why = why;
+        steps.push_back(std::move(s));
       } else if (n->op == Op::Cat) {
         for (size_t part = 0; part < n->inputs.size(); ++part) push(lower_node(*n, mat, static_cast<int>(part)));
       } else if (n->cls() == OpClass::Write) {  // Assign, the scatters: the base, then the write
@@ -408,7 +421,13 @@ bool lower_all(const Graph& g, NodeSet& mat, CutMap& cuts, const MatmulReads& re
 void merge_independent(std::vector<Step>& steps, const NodeSet& mat, const std::vector<NodePtr>& roots) {
   auto mergeable = [](const Step& s) {
     return s.kind == StepKind::Kernel && !s.outputs.empty() && s.outputs[0]->op != Op::Cat &&
-           s.outputs[0]->cls() != OpClass::Write && s.outputs[0]->cls() != OpClass::Scan;
+           s.outputs[0]->cls() != OpClass::Write;
+  };
+  // scans merge only with scans of the same input along the same dim
+  // (cummax's values and positions)
+  auto same_scan = [](const Node* a, const Node* b) {
+    const bool sa = a->cls() == OpClass::Scan, sb = b->cls() == OpClass::Scan;
+    return sa == sb && (!sa || (a->inputs[0] == b->inputs[0] && a->attrs.ints == b->attrs.ints));
   };
   NodeSet eligible;
   if (roots.size() >= 2)
@@ -450,7 +469,7 @@ void merge_independent(std::vector<Step>& steps, const NodeSet& mat, const std::
       const std::vector<const Node*>& group = steps[pos].outputs;
       const std::vector<const Node*>& cands = steps[j].outputs;
       const bool rows_i = !steps[pos].code->ir.accs.empty(), rows_j = !steps[j].code->ir.accs.empty();
-      if (rows_i != rows_j) continue;
+      if (rows_i != rows_j || !same_scan(group[0], cands[0])) continue;
       if (!rows_i && cands[0]->shape != group[0]->shape) continue;
       bool independent = true;
       for (const Node* cand : cands)
@@ -651,6 +670,8 @@ const char* cut_name(Cut c) {
     case Cut::WriteSource: return "write-source";
     case Cut::IndexedRead: return "indexed-read";
     case Cut::Scan: return "scan";
+    case Cut::Sort: return "sort";
+    case Cut::SortInput: return "sort-input";
     case Cut::SharedReduction: return "shared-reduction";
     case Cut::ReductionInJoin: return "reduction-in-write";
     case Cut::OtherRows: return "other-rows";
@@ -672,7 +693,9 @@ const char* cut_text(Cut c) {
     case Cut::Write: return "an in-place write: a scatter into the base (copied first unless its buffer is free)";
     case Cut::WriteSource: return "the value of an in-place write, computed from the tensor written: stored so the write can go in place";
     case Cut::IndexedRead: return "the input of a gather, read at positions its index holds, computed with a reduction: stored so it can be read anywhere";
-    case Cut::Scan: return "a cumsum: one kernel whose loop along the dim carries the running value";
+    case Cut::Scan: return "a scan (cumsum, cummax, ...): one kernel whose loop along the dim carries the running value";
+    case Cut::Sort: return "a sort: a library step that sorts the rows of its stored input";
+    case Cut::SortInput: return "a computed value a sort reads: stored first";
     case Cut::SharedReduction: return "a reduction read by several kernels";
     case Cut::ReductionInJoin: return "a reduction read by a cat part or an in-place write";
     case Cut::OtherRows: return "a reduction its reader cannot compute in its own loops";

@@ -60,7 +60,11 @@ enum class StepKind : uint8_t {
   Kernel,  // run `kernel` with `params`
   Matmul,  // BLAS / loop: outputs[0]'s operands, read through their views
            // from the buffers of inputs[0] and inputs[1] (jit/matmul.h)
+  Sort,    // outputs[0] (an ArgSort) from the stored buffer of inputs[0],
+           // rows sorted on the thread pool (core/sort_rows.h)
 };
+// A library step (not a generated kernel): Matmul, Sort.
+inline bool is_library(StepKind k) { return k != StepKind::Kernel; }
 
 // A kernel's IR and, once compiled, its function: shared by every schedule
 // that uses it (a cached schedule hands the same code to each evaluation).
@@ -90,6 +94,8 @@ enum class Cut : uint8_t {
   TransposedMath,   // a value with transcendental math read transposed: computed in its own order first
   IndexedRead,      // a gather's (scan's) input computed with a reduction: read at positions only its index knows
   Scan,             // a cumsum: its own kernel, a loop carrying the running value
+  Sort,             // a sort: a library step sorting the rows of its stored input
+  SortInput,        // a computed value a sort reads: stored first
 };
 const char* cut_name(Cut c);  // a short id: "output", "shared-reduction", ...
 const char* cut_text(Cut c);  // a phrase: "a reduction read by several kernels"
@@ -120,6 +126,15 @@ struct Step {
   // the base's own buffer when nothing else can still read the base.
   bool base_copy = false;
 };
+// A step's name in plans, profiles and errors: its kernel's, or the library call's.
+inline std::string step_name(const Step& st) {
+  switch (st.kind) {
+    case StepKind::Kernel: return st.code->ir.name;
+    case StepKind::Matmul: return "matmul";
+    case StepKind::Sort: return "sort";
+  }
+  return "?";
+}
 
 struct Schedule {
   std::vector<Step> steps;  // every step's outputs are the stored (materialized) nodes

@@ -73,7 +73,7 @@ struct Weights {
   int join = 0;
   int inplace = 0;
   int grad = 0;  // floating leaves that require grad, and kiln::grad of a result
-  int indexed = 1;  // gather, index_select, scatter(_add), x[..., idx] with literal indices; flip, roll, cumsum
+  int indexed = 1;  // gather, index_select, scatter(_add), x[..., idx] with literal indices; flip, roll, the scans, sorts
 };
 
 class Gen {
@@ -432,9 +432,52 @@ class Gen {
     if (a < 0) return;
     const Shape xs = var(a).sizes();
     const int64_t d = uni(0, static_cast<int64_t>(xs.size()) - 1);
-    const int64_t kind = uni(0, 7);
-    if (kind == 7) {  // a running sum along d
-      unary_instr(a, ".cumsum(" + std::to_string(d) + ")", [d](const Tensor& t) { return t.cumsum(d); });
+    const int64_t kind = uni(0, 8);
+    if (kind == 8) {  // sorted along d: positions (an ulp of an inexact input may swap them) or values
+      const std::string D = std::to_string(d);
+      const bool desc = coin();
+      const int64_t k = uni(0, xs[static_cast<size_t>(d)]);
+      Instr ins;
+      ins.reads = {a};
+      switch (uni(0, 3)) {
+        case 0:
+          ins.text = def(vname(a) + ".argsort(" + D + (desc ? ", true)" : ")"));
+          ins.run = [a, d, desc](Env& e) { return e.vars[a].argsort(d, desc); };
+          ins.inexact = kPeriodic;
+          break;
+        case 1:
+          ins.text = def("std::get<0>(" + vname(a) + ".sort(" + D + (desc ? ", true))" : "))"));
+          ins.run = [a, d, desc](Env& e) { return std::get<0>(e.vars[a].sort(d, desc)); };
+          break;
+        case 2:
+          ins.text = def("std::get<0>(" + vname(a) + ".topk(" + std::to_string(k) + ", " + D + (desc ? "))" : ", false))"));
+          ins.run = [a, d, desc, k](Env& e) { return std::get<0>(e.vars[a].topk(k, d, desc)); };
+          break;
+        default:
+          ins.text = def("std::get<0>(" + vname(a) + ".median(" + D + (desc ? ", true))" : "))"));
+          ins.run = [a, d, desc](Env& e) { return std::get<0>(e.vars[a].median(d, desc)); };
+          break;
+      }
+      emit(std::move(ins));
+      return;
+    }
+    if (kind == 7) {  // a scan along d: running sum, product, maximum / minimum or its position
+      const std::string D = std::to_string(d);
+      const int64_t which = uni(0, 5);
+      if (which == 0) unary_instr(a, ".cumsum(" + D + ")", [d](const Tensor& t) { return t.cumsum(d); });
+      if (which == 1) unary_instr(a, ".cumprod(" + D + ")", [d](const Tensor& t) { return t.cumprod(d); });
+      if (which >= 2) {  // cummax / cummin: the values or the positions
+        const bool mx = which % 2 == 0, pos = which >= 4;
+        Instr ins;
+        ins.text = def(std::string("std::get<") + (pos ? "1" : "0") + ">(" + vname(a) + (mx ? ".cummax(" : ".cummin(") + D + "))");
+        ins.reads = {a};
+        if (pos) ins.inexact = kPeriodic;  // an ulp of an inexact input may move the kept position
+        ins.run = [a, d, mx, pos](Env& e) {
+          auto r = mx ? e.vars[a].cummax(d) : e.vars[a].cummin(d);
+          return pos ? std::get<1>(r) : std::get<0>(r);
+        };
+        emit(std::move(ins));
+      }
       return;
     }
     if (kind == 3) {  // flip one dim, or d and the last

@@ -714,3 +714,18 @@ TEST_CASE("errors: cumsum") {
   CHECK_HAS(KILN_ERROR_OF(ones({3, 4}).cumsum(2)), "[cumsum]", "Dimension out of range");
   CHECK_HAS(KILN_ERROR_OF(Tensor().cumsum(0)), "[cumsum]", "expected a defined tensor");
 }
+
+TEST_CASE("errors: cumprod, cummax, cummin") {
+  CHECK_HAS(KILN_ERROR_OF(ones({3, 4}).cumprod(-3)), "[cumprod]", "Dimension out of range");
+  CHECK_HAS(KILN_ERROR_OF(ones({3, 4}).cummax(2)), "[cummax]", "Dimension out of range");
+  CHECK_HAS(KILN_ERROR_OF(Tensor().cummin(0)), "[cummin]", "expected a defined tensor");
+}
+
+TEST_CASE("errors: sort, topk, kthvalue, median") {
+  CHECK_HAS(KILN_ERROR_OF(ones({3}).sort(1)), "[sort]", "Dimension out of range");
+  CHECK_HAS(KILN_ERROR_OF(ones({3}).topk(4)), "[topk]", "selected index k out of range (k = 4, size 3 along dim 0 of shape [3])");
+  CHECK_HAS(KILN_ERROR_OF(ones({3}).topk(-1)), "[topk]", "selected index k out of range");
+  CHECK_HAS(KILN_ERROR_OF(ones({3}).kthvalue(0)), "[kthvalue]", "kthvalue(): selected number k out of range for dimension 0");
+  CHECK_HAS(KILN_ERROR_OF(ones({3, 0}).median(1)), "[median]", "median(): Expected reduction dim 1 to have non-zero size (shape [3, 0])");
+  CHECK_HAS(KILN_ERROR_OF(Tensor().argsort()), "[argsort]", "expected a defined tensor");
+}

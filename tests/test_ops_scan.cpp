@@ -1,4 +1,4 @@
-// cumsum (core/scan.cpp: the CumSum op, a scan) against PyTorch 1.13:
+// The scans (core/scan.cpp: cumsum, cumprod, cummax, cummin) against PyTorch 1.13:
 // values, dtypes, grad_fn names and gradients printed by a script run with
 // /usr/bin/python3 and pasted in; the JIT against the reference evaluator
 // bit for bit; kernel counts (the work feeding a scan runs in its loop).
@@ -50,5 +50,99 @@ TEST_CASE("jit: cumsum equals the reference bit for bit, and what feeds it runs 
   CHECK(kernels((y * 2 + 1).exp().cumsum(1)) == 1);
   CHECK(kernels(y.cumsum(1) * 2) == 2);                 // the scan is stored, then read
   CHECK(kernels((y - y.mean(1, true)).cumsum(1)) == 2);  // a reduction's loops come first
+  set_num_threads(threads);
+}
+
+TEST_CASE("ops: cumprod along each dim, integers in int64, gradients with and without zeros") {
+  Tensor x = ramp({3, 4}).requires_grad_();
+  Tensor y = x.cumprod(1);
+  CHECK_T(y, kFloat32, {3, 4}, {0.29552021622657776, 0.24867168068885803, 0.24659894406795502, 0.16656853258609772, 0.04158075898885727, -0.02544151246547699, 0.024869846180081367, -0.02197137661278248, -0.37387657165527344, -0.11647798866033554, -0.0990571603178978, -0.09800302237272263});
+  CHECK(y.grad_fn()->name() == "CumprodBackward0");
+  (y * arange(1.0, 13.0).reshape({3, 4})).sum().backward();
+  CHECK_T(x.grad(), kFloat32, {3, 4}, {7.440893650054932, 2.2620081901550293, 1.4178893566131592, 0.9863958358764648, 1.2883998155593872, 0.25223368406295776, 0.0017207529162988067, 0.19895875453948975, 18.17534065246582, -11.011204719543457, -2.6641194820404053, -1.1886858940124512}, 1e-5);
+  CHECK_T(ramp({3, 4}).cumprod(0), kFloat32, {3, 4}, {0.29552021622657776, 0.8414709568023682, 0.9916647672653198, 0.6754632592201233, 0.012287954799830914, -0.5148605704307556, -0.9693821668624878, -0.5967410802841187, -0.004594178404659033, -0.16040033102035522, -0.8243982195854187, -0.590390682220459});
+  CHECK_T(tensor({1, -2, 3, 4, 5, -6}, kInt32).reshape({2, 3}).cumprod(-1), kInt64, {2, 3}, {1, -2, -6, 4, 20, -120});
+  CHECK_T(tensor({true, true, false, true}).cumprod(0), kInt64, {4}, {1, 1, 0, 0});
+  CHECK_T(tensor({1, 2, 3}).cumprod(0, kFloat64), kFloat64, {3}, {1, 2, 6});
+  CHECK_T(cumprod(tensor(2.5), 0), kFloat32, {}, {2.5});
+  // zeros: two in a row, one first, one last, none; the first zero's
+  // gradient is the product of the others
+  Tensor z = tensor({2.f, 0.f, 3.f, 0.f, 4.f, 0.f, 2.f, 3.f, 4.f, 5.f, 1.f, 2.f, 3.f, 4.f, 0.f, 1.5f, -2.f, 0.5f, 3.f, -1.f}).reshape({4, 5}).requires_grad_();
+  z.cumprod(1).backward(tensor({1.f, 2.f, 3.f, 4.f, 5.f, .5f, .25f, 1.f, 2.f, 3.f, 1.f, -1.f, 2.f, -2.f, 3.f, 0.5f, 1.5f, -2.f, 1.f, 0.25f}).reshape({4, 5}));
+  CHECK_T(z.grad(), kFloat32, {4, 5}, {1.0, 22.0, 0.0, 0.0, 0.0, 415.0, 0.0, 0.0, 0.0, 0.0, -37.0, -19.0, -12.0, -12.0, 72.0, -2.75, 2.4375, -0.75, -1.125, -1.125});
+  Tensor z0 = tensor({2.f, 0.f, 3.f, 0.f, 2.f, 3.f}).reshape({2, 3}).requires_grad_();
+  z0.cumprod(0).backward(tensor({1.f, 2.f, 3.f, 4.f, 5.f, 6.f}).reshape({2, 3}));
+  CHECK_T(z0.grad(), kFloat32, {2, 3}, {1.0, 12.0, 21.0, 8.0, 0.0, 18.0});
+}
+
+TEST_CASE("ops: cummax and cummin keep the last of equal values, NaN once met, gradients to the kept positions") {
+  Tensor x = ramp({3, 5}).requires_grad_();
+  auto [v, i] = x.cummax(1);
+  CHECK_T(v, kFloat32, {3, 5}, {0.29552021622657776, 0.8414709568023682, 0.9916647672653198, 0.9916647672653198, 0.9916647672653198, -0.6118578314781189, -0.6118578314781189, -0.6118578314781189, -0.37387657165527344, 0.31154128909111023, 0.8504367470741272, 0.9893582463264465, 0.9893582463264465, 0.9893582463264465, 0.9893582463264465});
+  CHECK_T(i, kInt64, {3, 5}, {0, 1, 2, 2, 2, 0, 0, 0, 3, 4, 0, 1, 1, 1, 1});
+  CHECK(v.grad_fn()->name() == "CummaxBackward0");
+  (v * arange(1.0, 16.0).reshape({3, 5})).sum().backward();
+  CHECK_T(x.grad(), kFloat32, {3, 5}, {1.0, 2.0, 12.0, 0.0, 0.0, 21.0, 0.0, 0.0, 9.0, 10.0, 11.0, 54.0, 0.0, 0.0, 0.0});
+  Tensor x2 = ramp({3, 5}).requires_grad_();
+  auto [v2, i2] = cummin(x2, 0);
+  CHECK_T(v2, kFloat32, {3, 5}, {0.29552021622657776, 0.8414709568023682, 0.9916647672653198, 0.6754632592201233, 0.04158075898885727, -0.6118578314781189, -0.9775301218032837, -0.8834545016288757, -0.37387657165527344, 0.04158075898885727, -0.6118578314781189, -0.9775301218032837, -0.8834545016288757, -0.37387657165527344, -0.6250709295272827});
+  CHECK_T(i2, kInt64, {3, 5}, {0, 0, 0, 0, 0, 1, 1, 1, 1, 0, 1, 1, 1, 1, 2});
+  CHECK(v2.grad_fn()->name() == "CumminBackward0");
+  (v2 * arange(1.0, 16.0).reshape({3, 5})).sum().backward();
+  CHECK_T(x2.grad(), kFloat32, {3, 5}, {1.0, 2.0, 3.0, 4.0, 15.0, 17.0, 19.0, 21.0, 23.0, 0.0, 0.0, 0.0, 0.0, 0.0, 15.0});
+  // ties keep the later position; a NaN replaces everything, then only a NaN replaces it
+  const double nan = std::nan("");
+  Tensor n = tensor({1.0, 3.0, 3.0, nan, 2.0, nan, 5.0}, kFloat32);
+  auto [nv, ni] = n.cummax(0);
+  CHECK_T(ni, kInt64, {7}, {0, 1, 2, 3, 3, 5, 5});
+  CHECK(nv.to_vector<float>()[2] == 3.0f);
+  CHECK(std::isnan(nv.to_vector<float>()[4]));
+  CHECK_T(std::get<1>(n.cummin(0)), kInt64, {7}, {0, 0, 0, 3, 3, 5, 5});
+  Tensor t = tensor({2, 1, 2, 3, 3, 0});
+  CHECK_T(std::get<0>(t.cummax(0)), kInt64, {6}, {2, 2, 2, 3, 3, 3});
+  CHECK_T(std::get<1>(t.cummax(0)), kInt64, {6}, {0, 0, 2, 3, 4, 4});
+  CHECK_T(std::get<0>(t.cummin(0)), kInt64, {6}, {2, 1, 1, 1, 1, 0});
+  CHECK_T(std::get<1>(t.cummin(0)), kInt64, {6}, {0, 1, 1, 1, 1, 5});
+  CHECK_T(std::get<1>(tensor({true, false, true}).cummax(0)), kInt64, {3}, {0, 0, 2});
+  // -0 and +0 are equal: each replaces the other (PyTorch keeps the sign it met last)
+  const std::vector<float> signed_zeros = std::get<0>(tensor({0.0, -0.0, 0.0}, kFloat32).cummax(0)).to_vector<float>();
+  CHECK(!std::signbit(signed_zeros[0]));
+  CHECK(std::signbit(signed_zeros[1]));
+  CHECK(!std::signbit(signed_zeros[2]));
+  CHECK_T(std::get<1>(tensor(4.0).cummax(0)), kInt64, {}, {0});
+  CHECK_T(std::get<0>(zeros({2, 0}).cummin(1)), kFloat32, {2, 0}, {});
+}
+
+TEST_CASE("jit: cumprod, cummax and cummin equal the reference bit for bit, values and positions in one kernel") {
+  const int threads = get_num_threads();
+  set_num_threads(2);
+  manual_seed(12);
+  // repeated values (ties) and NaNs in float; small products that stay finite
+  Tensor x = (randn({37, 29, 5}) * 3).round();
+  x = where(rand({37, 29, 5}) < 0.05, std::nan(""), x);
+  const Tensor near_one = 1.0 + randn({37, 29, 5}) * 0.05;
+  x.eval();  // the JIT's normals may differ from the reference's by an ulp
+  near_one.eval();
+  for (DType dt : {kFloat32, kFloat64, kFloat16, kBFloat16, kInt32, kInt64, kBool}) {
+    CAPTURE(dtype_name(dt));
+    const Tensor xd = x.to(dt);
+    for (int64_t d = 0; d < 3; ++d) {
+      check_jit(std::get<0>(xd.cummax(d)));
+      check_jit(std::get<1>(xd.cummax(d)));
+      check_jit(std::get<0>(xd.cummin(d)));
+      check_jit(std::get<1>(xd.cummin(d)));
+      check_jit(near_one.to(is_floating_point(dt) ? dt : kFloat32).cumprod(d));
+    }
+    check_jit(std::get<1>(xd.permute({2, 0, 1}).cummax(1)) * 2);
+    check_jit(std::get<0>(xd.reshape({37, 145}).cummin(0)));
+    check_jit(xd.reshape({5, 37, 29}).cumprod(1));
+  }
+  const Tensor y = randn({64, 300});
+  y.eval();
+  auto [v, i] = (y * 2).cummax(1);
+  const int64_t before = stats().kernels_launched;
+  eval(v, i);
+  CHECK(stats().kernels_launched - before == 1);  // one kernel computes both
+  CHECK(kernels((y * 2 + 1).cumprod(1)) == 1);
   set_num_threads(threads);
 }

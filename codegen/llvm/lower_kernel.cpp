@@ -98,7 +98,7 @@ class Lowering {
  private:
   struct Acc {
     llvm::AllocaInst* val = nullptr;
-    llvm::AllocaInst* idx = nullptr;  // ArgMax / ArgMin
+    llvm::AllocaInst* idx = nullptr;  // keeps_position: ArgMax / ArgMin / CumMax / CumMin
   };
 
   Emitter& e_;
@@ -151,7 +151,9 @@ class Lowering {
           need_args(1);
           break;
         case VOp::AccRead:
-          KILN_INTERNAL_ASSERT(v.a >= 0 && v.a < static_cast<int>(k_.accs.size()),
+        case VOp::AccIndex:
+          KILN_INTERNAL_ASSERT(v.a >= 0 && v.a < static_cast<int>(k_.accs.size()) &&
+                                   (v.op == VOp::AccRead || keeps_position(k_.accs[v.a].combiner)),
                                "bad accumulator ", v.a);
           reads_accs_[id].set(v.a);
           break;
@@ -193,8 +195,7 @@ class Lowering {
     for (const jit::Accumulator& a : k_.accs) {
       Acc acc;
       acc.val = e_.b.CreateAlloca(repr_type(e_, a.dtype));
-      if (a.combiner == Combiner::ArgMax || a.combiner == Combiner::ArgMin)
-        acc.idx = e_.b.CreateAlloca(e_.i64());
+      if (keeps_position(a.combiner)) acc.idx = e_.b.CreateAlloca(e_.i64());
       accs_.push_back(acc);
     }
     scopes_.emplace_back();
@@ -288,6 +289,8 @@ class Lowering {
       }
       case VOp::Philox: return emit_philox(e_, v, value(v.args[0]), param(v.a), param(v.b));
       case VOp::AccRead: return acc_read(v);
+      case VOp::AccIndex:
+        return cast_value(e_, e_.b.CreateLoad(e_.i64(), accs_[v.a].idx), DType::Int64, v.dtype);
       default: break;
     }
     llvm::Value* args[3];
@@ -318,6 +321,7 @@ class Lowering {
       case Combiner::Any: return e_.b.getFalse();
       case Combiner::Max:
       case Combiner::ArgMax:
+      case Combiner::CumMax:  // never compared: the first update takes its value
         switch (t) {
           case DType::Bool: return e_.b.getFalse();
           case DType::UInt8: return e_.c64(0);
@@ -327,6 +331,7 @@ class Lowering {
         }
       case Combiner::Min:
       case Combiner::ArgMin:
+      case Combiner::CumMin:
         switch (t) {
           case DType::Bool: return e_.b.getTrue();
           case DType::UInt8: return e_.c64(255);
@@ -353,7 +358,7 @@ class Lowering {
   void acc_init(const Stmt& s) {
     const jit::Accumulator& a = k_.accs[s.acc];
     e_.b.CreateStore(identity(a), accs_[s.acc].val);
-    if (is_arg(a.combiner)) e_.b.CreateStore(e_.c64(-1), accs_[s.acc].idx);
+    if (keeps_position(a.combiner)) e_.b.CreateStore(e_.c64(-1), accs_[s.acc].idx);
   }
 
   void acc_update(const Stmt& s) {
@@ -375,10 +380,11 @@ class Lowering {
           // Reassociation lets the loop vectorizer split the accumulator into
           // vector lanes: the order is fixed by the code, not by threads, so
           // results stay deterministic (and agree with the reference's
-          // double accumulation within the stated tolerances).
+          // double accumulation within the stated tolerances). A scan's
+          // running values are each stored: kept in order, as the reference.
           llvm::IRBuilderBase::FastMathFlagGuard guard(b);
           llvm::FastMathFlags fmf;
-          fmf.setAllowReassoc();
+          fmf.setAllowReassoc(!a.running);
           b.setFastMathFlags(fmf);
           next = canonicalize(e_, sum ? b.CreateFAdd(cur, v) : b.CreateFMul(cur, v), t);
         }
@@ -408,6 +414,27 @@ class Lowering {
         llvm::Value* where = b.CreateLoad(e_.i64(), acc.idx);
         llvm::Value* take = b.CreateOr(b.CreateICmpSLT(where, e_.c64(0)),
                                        beats(a.combiner == Combiner::ArgMax, t, v, cur));
+        next = b.CreateSelect(take, v, cur);
+        b.CreateStore(b.CreateSelect(take, pos, where), acc.idx);
+        break;
+      }
+      case Combiner::CumMax:
+      case Combiner::CumMin: {
+        // PyTorch's cummax: take v when it is a NaN or, the kept value not
+        // being one, v >= kept (<= for cummin); the first update always does
+        llvm::Value* v = cast_value(e_, x, xt, t);
+        llvm::Value* pos = cast_value(e_, value(s.index), k_.values[s.index].dtype, DType::Int64);
+        llvm::Value* where = b.CreateLoad(e_.i64(), acc.idx);
+        const bool is_max = a.combiner == Combiner::CumMax;
+        llvm::Value* wins;
+        if (is_float_dtype(t))
+          wins = b.CreateOr(b.CreateFCmpUNO(v, v),
+                            b.CreateAnd(b.CreateFCmpORD(cur, cur), is_max ? b.CreateFCmpOGE(v, cur)
+                                                                          : b.CreateFCmpOLE(v, cur)));
+        else if (t == DType::Bool)
+          wins = is_max ? b.CreateICmpUGE(v, cur) : b.CreateICmpULE(v, cur);
+        else wins = is_max ? b.CreateICmpSGE(v, cur) : b.CreateICmpSLE(v, cur);
+        llvm::Value* take = b.CreateOr(b.CreateICmpSLT(where, e_.c64(0)), wins);
         next = b.CreateSelect(take, v, cur);
         b.CreateStore(b.CreateSelect(take, pos, where), acc.idx);
         break;

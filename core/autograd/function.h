@@ -87,6 +87,16 @@ namespace kiln::autograd {
   X(ScatterBackward0, "ScatterBackward0", Scatter)             \
   X(ScatterBackward1, "ScatterBackward1", Scatter)             \
   X(CumsumBackward0, "CumsumBackward0", Cumsum)                \
+  X(CumprodBackward0, "CumprodBackward0", Cumprod)             \
+  X(CummaxBackward0, "CummaxBackward0", ToPositions)           \
+  X(CumminBackward0, "CumminBackward0", ToPositions)           \
+  X(SortBackward0, "SortBackward0", ToPositions)               \
+  X(TopkBackward0, "TopkBackward0", ToPositions)               \
+  X(KthvalueBackward0, "KthvalueBackward0", ToPositions)       \
+  X(MedianBackward0, "MedianBackward0", ToPositions)           \
+  X(MedianBackward1, "MedianBackward1", ToPositions)           \
+  X(NanmedianBackward0, "NanmedianBackward0", ToPositions)     \
+  X(NanmedianBackward1, "NanmedianBackward1", ToPositions)     \
   X(StackBackward0, "StackBackward0", Stack)                   \
   X(SelectBackward0, "SelectBackward0", Select)                \
   X(UnbindBackward0, "UnbindBackward0", Select)                \

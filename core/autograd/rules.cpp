@@ -283,6 +283,40 @@ RULE(Cumsum) {  // each input adds into every later output: g summed from the en
   const int64_t d = f.ints[0];
   return {cumsum_node(g.flip({d}), d, "cumsum_backward").flip({d})};
 }
+// Each input multiplies into every later output: sum_j>=i g_j out_j / x_i
+// before the first zero of a row; at that zero, the products of the other
+// inputs (the prefix before it times a running product from it, the zero
+// taken as 1); after it, 0. saved: {x, out}.
+RULE(Cumprod) {
+  const int64_t d = f.ints[0];
+  const Tensor x = f.saved_tensor(0), out = f.saved_tensor(1);
+  auto reversed_cumsum = [&](const Tensor& t) { return cumsum_node(t.flip({d}), d, "cumprod_backward").flip({d}); };
+  const Tensor is_zero = x == 0;
+  const Tensor zeros_so_far = cumsum_node(is_zero.to(DType::Int64), d, "cumprod_backward");
+  const Tensor first_zero = is_zero.logical_and(zeros_so_far == 1);
+  const Tensor before = reversed_cumsum(g * out) / x;
+  const Tensor others = where(first_zero, 1.0, x).cumprod(d);  // the zero's own factor left out
+  const Tensor at_zero = where(zeros_so_far >= 1, g * others, 0.0).sum(d, true);
+  return {where(zeros_so_far == 0, before, where(first_zero, at_zero, 0.0))};
+}
+// Values read at positions (cummax, sort, topk, kthvalue, median): g adds
+// into those positions. ints {dim (-1: of the flattened input), kept dim
+// (0: positions and g have lost it)}; saved: the positions.
+RULE(ToPositions) {
+  const Shape& in = f.inputs[0].sizes;
+  if (in.empty()) return {g};
+  Tensor pos = f.saved_tensor(0), gk = g;
+  int64_t d = f.ints[0];
+  const bool flat = d < 0;
+  if (flat) d = 0;
+  if (f.ints.size() > 1 && !f.ints[1]) {
+    pos = pos.unsqueeze(d);
+    gk = gk.unsqueeze(d);
+  }
+  const Shape zs = flat ? Shape{Shape(in).numel()} : in;
+  Tensor r = scatter_add_node(zeros_of(zs, g), d, pos, gk, "positions_backward");
+  return {flat ? r.reshape(in) : r};
+}
 RULE(Cat) {  // ints {dim, size of each input along dim...}
   Grads r;
   int64_t offset = 0;

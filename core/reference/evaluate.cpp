@@ -62,7 +62,13 @@ BufferPtr compute(const Node& n, const Inputs& in) {
       return eval_reduce(n, in);
     case Op::Matmul: return eval_matmul(n, in);
     case Op::Cat: return eval_cat(n, in);
-    case Op::CumSum: return eval_scan(n, in);
+    case Op::CumSum:
+    case Op::CumProd:
+    case Op::CumMax:
+    case Op::CumMin:
+    case Op::CumArgMax:
+    case Op::CumArgMin: return eval_scan(n, in);
+    case Op::ArgSort: return eval_sort(n, in);
     case Op::ToDevice: return eval_to_device(n, in);
   }
   KILN_INTERNAL_ASSERT(false, "unknown op ", static_cast<int>(n.op));
@@ -81,6 +87,7 @@ bool class_matches(const Node& n) {
     case OpClass::Write: return n.inputs.size() == static_cast<size_t>(op_info(n.op).arity);
     case OpClass::Index: return n.inputs.size() == 2;
     case OpClass::Scan: return n.inputs.size() == 1;
+    case OpClass::Sort: return n.inputs.size() == 1;
     case OpClass::Reduce: return n.inputs.size() == 1;
     case OpClass::Contraction: return n.inputs.size() == 2;
     case OpClass::Join: return !n.inputs.empty();

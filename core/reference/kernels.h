@@ -29,7 +29,8 @@ BufferPtr eval_assign(const Node& n, const Inputs& in);     // movement.cpp
 BufferPtr eval_cat(const Node& n, const Inputs& in);        // movement.cpp
 BufferPtr eval_gather(const Node& n, const Inputs& in);     // indexed.cpp
 BufferPtr eval_scatter(const Node& n, const Inputs& in);
-BufferPtr eval_scan(const Node& n, const Inputs& in);  // scan.cpp: CumSum  // indexed.cpp: ScatterAdd, Scatter
+BufferPtr eval_sort(const Node& n, const Inputs& in);  // scan.cpp: ArgSort (core/sort_rows.h)
+BufferPtr eval_scan(const Node& n, const Inputs& in);  // scan.cpp: CumSum, CumProd, CumMax/Min, CumArgMax/Min  // indexed.cpp: ScatterAdd, Scatter
 BufferPtr eval_to_device(const Node& n, const Inputs& in);  // movement.cpp
 BufferPtr eval_reduce(const Node& n, const Inputs& in);     // reduce.cpp
 BufferPtr eval_matmul(const Node& n, const Inputs& in);     // matmul.cpp

@@ -1,9 +1,16 @@
-// Reference kernel of the scans: CumSum, a running sum along one dim in
-// row-major order of the other dims, accumulated as PyTorch's CPU kernel
-// does (its acc_type: double for float32 / float64, float for float16 /
-// bfloat16, int64 for integers), each running value cast to the dtype.
+// Reference kernel of the scans, along one dim in row-major order of the
+// other dims. CumSum / CumProd accumulate as PyTorch's CPU kernels do (their
+// acc_type: double for float32 / float64, float for float16 / bfloat16,
+// int64 for integers, wrapping), each running value cast to the dtype.
+// CumMax / CumMin (and their positions, CumArgMax / CumArgMin) follow
+// PyTorch's cummax_cummin_helper: a value >= (<=) the kept one, or a NaN,
+// replaces it; nothing but a NaN replaces a NaN. ArgSort: the rows sorted
+// by core/sort_rows.h, the rule the JIT's sort steps run too.
+#include <cmath>
+
 #include "core/reference/kernels.h"
 
+#include "core/sort_rows.h"
 #include "core/tensor_impl.h"
 
 namespace kiln::reference {
@@ -11,11 +18,33 @@ namespace kiln::reference {
 namespace {
 template <typename T>
 using scan_acc_t = std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float, accum_t<T>>;
+
+template <typename A>
+A combine(Op op, A acc, A x) {
+  if constexpr (std::is_integral_v<A>) {
+    const auto ua = static_cast<uint64_t>(acc), ux = static_cast<uint64_t>(x);
+    return static_cast<A>(op == Op::CumSum ? ua + ux : ua * ux);
+  } else {
+    return op == Op::CumSum ? acc + x : acc * x;
+  }
+}
+
+// Whether x replaces the kept value k (PyTorch's cummax / cummin rule).
+template <typename C>
+bool replaces(bool is_max, C x, C k) {
+  if constexpr (std::is_floating_point_v<C>) {
+    if (std::isnan(x)) return true;
+    if (std::isnan(k)) return false;
+  }
+  return is_max ? x >= k : x <= k;
+}
 }  // namespace
 
 BufferPtr eval_scan(const Node& n, const Inputs& in) {
-  KILN_INTERNAL_ASSERT(n.op == Op::CumSum && in.size() == 1 && n.attrs.ints.size() == 1 &&
-                           in[0]->dtype() == n.dtype && n.inputs[0]->shape == n.shape,
+  const bool positions = n.op == Op::CumArgMax || n.op == Op::CumArgMin;
+  KILN_INTERNAL_ASSERT(op_class(n.op) == OpClass::Scan && in.size() == 1 && n.attrs.ints.size() == 1 &&
+                           (positions ? n.dtype == DType::Int64 : in[0]->dtype() == n.dtype) &&
+                           n.inputs[0]->shape == n.shape,
                        "unexpected scan ", op_name(n.op));
   BufferPtr out = allocate_for(n);
   const int64_t d = n.attrs.ints[0];
@@ -23,24 +52,52 @@ BufferPtr eval_scan(const Node& n, const Inputs& in) {
   const int64_t stride = contiguous_strides(n.shape)[static_cast<size_t>(d)];
   if (n.numel() == 0) return out;
   const int64_t rows = n.numel() / len;
-  visit_dtype(n.dtype, [&](auto tag) {
+  const bool is_max = n.op == Op::CumMax || n.op == Op::CumArgMax;
+  visit_dtype(in[0]->dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using A = scan_acc_t<T>;
+    using C = compute_t<T>;
     const T* x = in[0]->as<T>();
-    T* o = out->as<T>();
     for (int64_t r = 0; r < rows; ++r) {
       // row r: outer index r / stride, inner r % stride
       const int64_t base = (r / stride) * stride * len + r % stride;
-      A acc = 0;
+      if (n.op == Op::CumSum || n.op == Op::CumProd) {
+        T* o = out->as<T>();
+        A acc = n.op == Op::CumSum ? A(0) : A(1);
+        for (int64_t i = 0; i < len; ++i) {
+          const int64_t p = base + i * stride;
+          A v;
+          if constexpr (std::is_integral_v<A>) v = static_cast<A>(static_cast<int64_t>(x[p]));
+          else v = static_cast<A>(static_cast<C>(x[p]));
+          acc = combine<A>(n.op, acc, v);
+          o[p] = cast_value<T>(acc);
+        }
+        continue;
+      }
+      T kept = x[base];
+      int64_t where = 0;
       for (int64_t i = 0; i < len; ++i) {
         const int64_t p = base + i * stride;
-        if constexpr (std::is_integral_v<A>)
-          acc = static_cast<A>(static_cast<uint64_t>(acc) + static_cast<uint64_t>(static_cast<int64_t>(x[p])));
-        else acc += static_cast<A>(static_cast<compute_t<T>>(x[p]));
-        o[p] = cast_value<T>(acc);
+        if (replaces<C>(is_max, static_cast<C>(x[p]), static_cast<C>(kept))) {
+          kept = x[p];
+          where = i;
+        }
+        if (positions) out->as<int64_t>()[p] = where;
+        else out->as<T>()[p] = kept;
       }
     }
   });
+  return out;
+}
+
+BufferPtr eval_sort(const Node& n, const Inputs& in) {
+  KILN_INTERNAL_ASSERT(n.op == Op::ArgSort && in.size() == 1 && n.attrs.ints.size() == 2 &&
+                           n.dtype == DType::Int64 && n.inputs[0]->shape == n.shape,
+                       "unexpected sort ", op_name(n.op));
+  BufferPtr out = allocate_for(n);
+  const int64_t d = n.attrs.ints[0];
+  if (n.numel() > 0)
+    sort_rows(*in[0], *out, n.shape, d, n.attrs.ints[1] != 0, 0, n.numel() / n.shape[static_cast<size_t>(d)]);
   return out;
 }
 

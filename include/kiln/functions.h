@@ -121,6 +121,34 @@ inline Tensor nonzero(const Tensor& t, KILN_LOC) { return t.nonzero(loc); }
 inline Tensor cumsum(const Tensor& t, int64_t dim, std::optional<DType> dtype = std::nullopt, KILN_LOC) {
   return t.cumsum(dim, dtype, loc);
 }
+inline Tensor cumprod(const Tensor& t, int64_t dim, std::optional<DType> dtype = std::nullopt, KILN_LOC) {
+  return t.cumprod(dim, dtype, loc);
+}
+inline std::tuple<Tensor, Tensor> cummax(const Tensor& t, int64_t dim, KILN_LOC) { return t.cummax(dim, loc); }
+inline std::tuple<Tensor, Tensor> cummin(const Tensor& t, int64_t dim, KILN_LOC) { return t.cummin(dim, loc); }
+inline std::tuple<Tensor, Tensor> sort(const Tensor& t, int64_t dim = -1, bool descending = false, KILN_LOC) {
+  return t.sort(dim, descending, loc);
+}
+inline Tensor argsort(const Tensor& t, int64_t dim = -1, bool descending = false, KILN_LOC) {
+  return t.argsort(dim, descending, loc);
+}
+inline Tensor msort(const Tensor& t, KILN_LOC) { return t.msort(loc); }
+inline std::tuple<Tensor, Tensor> topk(const Tensor& t, int64_t k, int64_t dim = -1, bool largest = true,
+                                       bool sorted = true, KILN_LOC) {
+  return t.topk(k, dim, largest, sorted, loc);
+}
+inline std::tuple<Tensor, Tensor> kthvalue(const Tensor& t, int64_t k, int64_t dim = -1, bool keepdim = false,
+                                           KILN_LOC) {
+  return t.kthvalue(k, dim, keepdim, loc);
+}
+inline std::tuple<Tensor, Tensor> median(const Tensor& t, int64_t dim, bool keepdim = false, KILN_LOC) {
+  return t.median(dim, keepdim, loc);
+}
+inline Tensor median(const Tensor& t, KILN_LOC) { return t.median(loc); }
+inline std::tuple<Tensor, Tensor> nanmedian(const Tensor& t, int64_t dim, bool keepdim = false, KILN_LOC) {
+  return t.nanmedian(dim, keepdim, loc);
+}
+inline Tensor nanmedian(const Tensor& t, KILN_LOC) { return t.nanmedian(loc); }
 inline Tensor flip(const Tensor& t, const Shape& dims, KILN_LOC) { return t.flip(dims, loc); }
 inline Tensor roll(const Tensor& t, const Shape& shifts, const Shape& dims = {}, KILN_LOC) { return t.roll(shifts, dims, loc); }
 Tensor addcmul(const Tensor& t, const Tensor& tensor1, const Tensor& tensor2, Scalar value = 1, KILN_LOC);

@@ -188,9 +188,31 @@ class Tensor {
   // positions of the nonzero elements, [count, dim]. Their sizes depend on
   // the values: both evaluate (as PyTorch, which synchronizes on a GPU).
   Tensor masked_select(const Tensor& mask, KILN_LOC) const;
-  // Running sums along dim (integers and bool give int64; dtype casts the
-  // input first), as torch.cumsum.
+  // Running sums / products along dim (integers and bool give int64; dtype
+  // casts the input first), as torch.cumsum / torch.cumprod.
   Tensor cumsum(int64_t dim, std::optional<DType> dtype = std::nullopt, KILN_LOC) const;
+  Tensor cumprod(int64_t dim, std::optional<DType> dtype = std::nullopt, KILN_LOC) const;
+  // Running maximum / minimum along dim and its position (the last of equal
+  // values; a NaN, once met, stays), as torch.cummax / torch.cummin.
+  std::tuple<Tensor, Tensor> cummax(int64_t dim, KILN_LOC) const;
+  std::tuple<Tensor, Tensor> cummin(int64_t dim, KILN_LOC) const;
+  // Sorted values along dim and their positions. The order is stable (equal
+  // values keep their order, PyTorch's stable=True; its default unstable
+  // sort may order ties otherwise); NaN sorts above every number.
+  std::tuple<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false, KILN_LOC) const;
+  Tensor argsort(int64_t dim = -1, bool descending = false, KILN_LOC) const;
+  Tensor msort(KILN_LOC) const;  // sorted along dim 0
+  // The k largest (smallest) along dim, always sorted; ties in index order.
+  std::tuple<Tensor, Tensor> topk(int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true,
+                                  KILN_LOC) const;
+  // The k-th smallest along dim (k from 1).
+  std::tuple<Tensor, Tensor> kthvalue(int64_t k, int64_t dim = -1, bool keepdim = false, KILN_LOC) const;
+  // The lower median along dim (a row with a NaN gives NaN) / of all
+  // elements; nanmedian leaves NaNs out.
+  std::tuple<Tensor, Tensor> median(int64_t dim, bool keepdim = false, KILN_LOC) const;
+  Tensor median(KILN_LOC) const;
+  std::tuple<Tensor, Tensor> nanmedian(int64_t dim, bool keepdim = false, KILN_LOC) const;
+  Tensor nanmedian(KILN_LOC) const;
   Tensor nonzero(KILN_LOC) const;
   // A new tensor with the order of dims reversed / rotated by shifts (no
   // dims: the flattened tensor), as torch.flip / torch.roll.

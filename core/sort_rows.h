@@ -1,0 +1,21 @@
+// The one sorting rule of kiln, shared by the reference evaluator and the
+// JIT's sort steps: the positions that order each row along a dim, stable
+// (equal values keep their order, as PyTorch's stable=True; its default
+// unstable CPU sort may order ties differently), NaN above every number (last
+// ascending, first descending), -0 equal to +0.
+#pragma once
+
+#include <cstdint>
+
+#include "core/buffer.h"
+#include "kiln/shape.h"
+
+namespace kiln {
+
+// For rows [begin, end) of `in` (contiguous, row-major in `shape`; a row is
+// the elements along `dim` with the other indices fixed, in row-major order
+// of those): out[row along dim] = the positions along dim that sort the row.
+void sort_rows(const Buffer& in, Buffer& out, const Shape& shape, int64_t dim, bool descending, int64_t begin,
+               int64_t end);
+
+}  // namespace kiln

@@ -1,0 +1,30 @@
+// run_sort: contiguous chunks of rows per thread; a small sort (under
+// kMinParallelSort elements) on the calling thread.
+#include "jit/sort.h"
+
+#include "core/sort_rows.h"
+#include "jit/thread_pool.h"
+#include "kiln/error.h"
+
+namespace kiln::jit {
+
+namespace {
+constexpr int64_t kMinParallelSort = 1 << 14;
+}
+
+void run_sort(const Node& n, const Buffer& in, Buffer& out) {
+  KILN_INTERNAL_ASSERT(n.op == Op::ArgSort && n.attrs.ints.size() == 2, "run_sort on ", op_name(n.op));
+  const int64_t d = n.attrs.ints[0];
+  const bool descending = n.attrs.ints[1] != 0;
+  if (n.numel() == 0) return;
+  const int64_t rows = n.numel() / n.shape[static_cast<size_t>(d)];
+  if (rows == 1 || n.numel() < kMinParallelSort) {
+    sort_rows(in, out, n.shape, d, descending, 0, rows);
+    return;
+  }
+  ThreadPool::instance().parallel_for(rows, [&](int64_t b, int64_t e) {
+    sort_rows(in, out, n.shape, d, descending, b, e);
+  });
+}
+
+}  // namespace kiln::jit
