@@ -63,8 +63,9 @@ enum class OpClass : uint8_t {
 //               replaces a NaN); CumMin with <=; the input's dtype
 //   CumArgMax   ints {dim}: the position along dim of CumMax's kept value
 //               (int64); CumArgMin of CumMin's
-//   ArgSort     ints {dim, descending}: int64 positions along dim that sort
-//               the input (core/sort_rows.h: stable, NaN above numbers)
+//   ArgSort     ints {dim, descending, k}: the first k int64 positions along
+//               dim that sort the input (core/sort_rows.h: stable, NaN above
+//               numbers); the input's shape with k along dim
 //   ToDevice    to Node::device
 #define KILN_FORALL_OPS(X)        \
   X(Buffer, Source, 0)            \

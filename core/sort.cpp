@@ -18,11 +18,13 @@ using autograd::GradFn;
 // A 0-dim tensor sorts as one element.
 Tensor as_row(const Tensor& t) { return t.dim() == 0 ? t.reshape({1}) : t; }
 
-Tensor argsort_node(const Tensor& x, int64_t d, bool descending, const char* op) {
+// The first k positions (all: k < 0) along d that sort x.
+Tensor argsort_node(const Tensor& x, int64_t d, bool descending, const char* op, int64_t k = -1) {
+  Shape s = x.sizes();
+  if (k >= 0) s[static_cast<size_t>(d)] = k;
   Attrs a;
-  a.ints = {d, descending ? 1 : 0};
-  return make_tensor(
-      make_node(Op::ArgSort, DType::Int64, x.device(), x.sizes(), node_list(node_of(x, op)), std::move(a)));
+  a.ints = {d, descending ? 1 : 0, s[static_cast<size_t>(d)]};
+  return make_tensor(make_node(Op::ArgSort, DType::Int64, x.device(), s, node_list(node_of(x, op)), std::move(a)));
 }
 
 // x read at `positions` along d, the gradient to those positions (`kind`;
@@ -129,7 +131,7 @@ std::tuple<Tensor, Tensor> Tensor::topk(int64_t k, int64_t dim, bool largest, bo
   const int64_t n = this->dim() == 0 ? 1 : size(d);
   KILN_CHECK(k >= 0 && k <= n, "topk", "selected index k out of range (k = ", k, ", size ", n, " along dim ", d,
              " of shape ", shape_text(sizes()), ")");
-  Tensor positions = argsort_node(as_row(*this), d, largest, "topk").narrow(d, 0, k);
+  Tensor positions = argsort_node(as_row(*this), d, largest, "topk", k);
   if (this->dim() == 0) positions = positions.reshape({});
   return {values_at(*this, d, positions, true, GradFn::TopkBackward0, "topk"), positions};
 }
@@ -141,7 +143,7 @@ std::tuple<Tensor, Tensor> Tensor::kthvalue(int64_t k, int64_t dim, bool keepdim
   const int64_t n = this->dim() == 0 ? 1 : size(d);
   KILN_CHECK(k >= 1 && k <= n, "kthvalue", "kthvalue(): selected number k out of range for dimension ", d,
              " (k = ", k, ", size ", n, " of shape ", shape_text(sizes()), ")");
-  Tensor at_k = argsort_node(as_row(*this), d, false, "kthvalue").narrow(d, k - 1, 1);
+  Tensor at_k = argsort_node(as_row(*this), d, false, "kthvalue", k).narrow(d, k - 1, 1);
   const Tensor positions = this->dim() == 0 ? at_k.reshape({}) : keepdim ? at_k : at_k.squeeze(d);
   return {values_at(*this, d, positions, keepdim, GradFn::KthvalueBackward0, "kthvalue"), positions};
 }

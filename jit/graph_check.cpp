@@ -115,12 +115,17 @@ void check_loaded_node(int64_t id, Op op, DType dtype, const Shape& shape, const
       else same_dtype(0);
       c.require(in[0]->shape == shape, "keeps its input's shape");
       break;
-    case OpClass::Sort:  // ArgSort: ints {dim, descending}
-      c.require(a.ints.size() == 2 && a.ints[0] >= 0 && a.ints[0] < static_cast<int64_t>(shape.size()) &&
-                    (a.ints[1] == 0 || a.ints[1] == 1),
-                "needs a dim in range and descending 0 / 1");
-      c.require(dtype == DType::Int64 && in[0]->shape == shape, "gives int64 positions of its input's shape");
+    case OpClass::Sort: {  // ArgSort: ints {dim, descending, k}
+      c.require(a.ints.size() == 3 && a.ints[0] >= 0 && a.ints[0] < static_cast<int64_t>(shape.size()) &&
+                    (a.ints[1] == 0 || a.ints[1] == 1) && shape.size() == in[0]->shape.size(),
+                "needs a dim in range, descending 0 / 1 and k");
+      Shape want = in[0]->shape;
+      want[static_cast<size_t>(a.ints[0])] = a.ints[2];
+      c.require(dtype == DType::Int64 && a.ints[2] >= 0 && a.ints[2] <= in[0]->shape[static_cast<size_t>(a.ints[0])] &&
+                    want == shape,
+                "gives int64 positions, k <= its input's size along dim");
       break;
+    }
     case OpClass::Index:  // Gather; the index values themselves are data
       one_dim();
       c.require(in[1]->dtype == DType::Int64 && in[1]->shape == shape, "needs an int64 index of its shape");

@@ -69,11 +69,10 @@ int64_t node_ops(const Node& n) {
     case OpClass::Random:
     case OpClass::Index:
     case OpClass::Scan: return n.numel();
-    case OpClass::Sort: {  // comparisons: n log2 n per row
-      const int64_t len = n.shape.empty() ? 1 : n.shape[static_cast<size_t>(n.attrs.ints[0])];
+    case OpClass::Sort: {  // comparisons: about n log2 k per row of n
       int64_t lg = 1;
-      while ((int64_t{1} << lg) < len) ++lg;
-      return sat_mul(n.numel(), lg);
+      while (lg < 62 && (int64_t{1} << lg) < n.attrs.ints[2]) ++lg;
+      return sat_mul(n.inputs[0]->numel(), lg);
     }
     case OpClass::Reduce: return n.inputs[0]->numel();
     case OpClass::Contraction: return sat_mul(2 * n.numel(), n.inputs[0]->shape.back());  // multiply-add per K

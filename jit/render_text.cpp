@@ -74,7 +74,8 @@ std::string attr_text(const Node& n) {
     case Op::Gather:
     case Op::ScatterAdd:
     case Op::Scatter: return i.empty() ? "" : "dim=" + std::to_string(i[0]);
-    case Op::ArgSort: return i.size() < 2 ? "" : "dim=" + std::to_string(i[0]) + (i[1] ? " descending" : "");
+    case Op::ArgSort:
+      return i.size() < 3 ? "" : "dim=" + std::to_string(i[0]) + (i[1] ? " descending" : "") + " k=" + std::to_string(i[2]);
     default:
       if (is_reduction(n.op)) return "dims=" + ints_text(i, 0);
       return "";

@@ -123,6 +123,12 @@ TEST_CASE("jit: a sort is a library step on its stored input, its values a gathe
   const jit::Schedule c = jit::schedule({std::get<0>((y * 2).sort(0)).impl()->node()}, jit::ScheduleOptions{});
   REQUIRE(c.steps.size() == 3);  // y * 2 stored for the sort to read
   CHECK(c.steps[0].why.cut == jit::Cut::SortInput);
+  // topk sorts only its k positions (a partial sort), kthvalue its first k
+  const NodePtr top = std::get<1>(y.topk(5, 1)).impl()->node();
+  CHECK(top->op == Op::ArgSort);
+  CHECK(top->shape == Shape{64, 5});
+  check_jit(std::get<1>(y.topk(5, 1)));
+  check_jit(std::get<0>(y.kthvalue(7, 0)));
   const int64_t before = stats().library_calls;
   std::get<0>(y.sort(1)).eval();
   CHECK(stats().library_calls - before == 1);
