@@ -182,6 +182,16 @@ std::vector<Case> make_cases(const Size& sz, Inputs& in) {
        .out_n = N, .build = [=] { return x.cumsum(0); },
        .hand = [=](float* e) { hand_cumsum_cols(e, px, R, C); }, .eigen = nullptr,
        .torch = TORCH_IMPL([=] { return tx.cumsum(0); })},
+      // Sorts: each row sorted (an ArgSort library step, then a gather), and
+      // its 16 largest (a partial sort).
+      {.name = "sort_rows", .expr = "std::get<0>(x.sort(1))", .shape = rc, .n = N, .min_bytes = f * 2.0 * N,
+       .out_n = N, .build = [=] { return std::get<0>(x.sort(1)); },
+       .hand = [=](float* e) { hand_sort_rows(e, px, R, C); }, .eigen = nullptr,
+       .torch = TORCH_IMPL([=] { return std::get<0>(tx.sort(1)); })},
+      {.name = "topk_rows", .expr = "std::get<0>(x.topk(16, 1))", .shape = rc, .n = N,
+       .min_bytes = f * (N + 16.0 * R), .out_n = 16 * R, .build = [=] { return std::get<0>(x.topk(16, 1)); },
+       .hand = [=](float* e) { hand_topk_rows(e, px, R, C, 16); }, .eigen = nullptr,
+       .torch = TORCH_IMPL([=] { return std::get<0>(tx.topk(16, 1)); })},
       // An in-place write of one row into a tensor nothing else reads: a
       // scatter of one row into the tensor's own buffer, not a copy of it.
       {.name = "write_row", .expr = "s[rows/2] = c (in place), then s[rows/2]", .shape = rc, .n = C,

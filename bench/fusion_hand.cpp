@@ -9,6 +9,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <functional>
 #include <cfloat>
 #include <cmath>
 #include <cstring>
@@ -124,6 +125,26 @@ void hand_cumsum_rows(float* out, const float* x, int64_t rows, int64_t cols) {
   for (int64_t r = 0; r < rows; ++r) {
     double acc = 0;
     for (int64_t j = 0; j < cols; ++j) out[r * cols + j] = static_cast<float>(acc += x[r * cols + j]);
+  }
+}
+
+// std::get<0>(x.sort(1)): each row copied and sorted in place (values only)
+void hand_sort_rows(float* out, const float* x, int64_t rows, int64_t cols) {
+#pragma omp parallel for num_threads(g_threads) schedule(static)
+  for (int64_t r = 0; r < rows; ++r) {
+    float* o = out + r * cols;
+    std::memcpy(o, x + r * cols, static_cast<size_t>(cols) * sizeof(float));
+    std::sort(o, o + cols);
+  }
+}
+
+// std::get<0>(x.topk(k, 1)): the k largest of each row, largest first
+void hand_topk_rows(float* out, const float* x, int64_t rows, int64_t cols, int64_t k) {
+#pragma omp parallel for num_threads(g_threads) schedule(static)
+  for (int64_t r = 0; r < rows; ++r) {
+    std::vector<float> row(x + r * cols, x + (r + 1) * cols);
+    std::partial_sort(row.begin(), row.begin() + k, row.end(), std::greater<float>());
+    std::memcpy(out + r * k, row.data(), static_cast<size_t>(k) * sizeof(float));
   }
 }
 

@@ -38,6 +38,8 @@ KILN_BENCH_WORKLOAD_DECLS(eigen_)
 // (x.cumsum(0)), in float64 as PyTorch's CPU kernel.
 void hand_gather_rows(float* out, const float* x, const int64_t* idx, int64_t rows, int64_t cols);
 void hand_cumsum_rows(float* out, const float* x, int64_t rows, int64_t cols);
+void hand_sort_rows(float* out, const float* x, int64_t rows, int64_t cols);
+void hand_topk_rows(float* out, const float* x, int64_t rows, int64_t cols, int64_t k);
 void hand_cumsum_cols(float* out, const float* x, int64_t rows, int64_t cols);
 
 // a[i] = b[i] + s * c[i], the STREAM triad.
