@@ -206,21 +206,54 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
   return loss.sum() / counted.sum();
 }
 
+// PyTorch's cross_entropy_loss_label_smoothing: (1 - s) nll + s / C times
+// the loss against the uniform distribution (-sum_c w_c logp_c per target,
+// 0 where ignored; the mean divides by the targets' weights, as nll's).
+static Tensor smoothed_nll(const Tensor& logp, const Tensor& target, const Tensor& weight, int64_t ignore_index,
+                           Reduction reduction, double s) {
+  const int64_t cdim = logp.dim() == 1 ? 0 : 1;
+  const int64_t C = logp.size(cdim);
+  const Tensor nll = nll_loss(logp, target, weight, ignore_index, reduction);
+  const Tensor ignored = target == ignore_index;
+  const Tensor w = weight.defined() ? weight.to(logp.dtype()) : Tensor();
+  Tensor uniform = -(w.defined() ? logp * w.reshape(class_column(C, logp.dim() - cdim - 1)) : logp).sum(cdim);
+  uniform = where(ignored, 0.0, uniform);
+  Tensor ret;
+  switch (reduction) {
+    case Reduction::None: ret = uniform; break;
+    case Reduction::Sum: ret = uniform.sum(); break;
+    case Reduction::Mean: {
+      const Tensor kept = ignored.logical_not();
+      const Tensor counted = w.defined() ? where(kept, w.index_select(0, where(kept, target, 0).reshape({-1})).reshape(target.sizes()), 0.0)
+                                         : kept.to(logp.dtype());
+      ret = uniform.sum() / counted.sum();
+      break;
+    }
+  }
+  return nll * (1.0 - s) + ret * (s / static_cast<double>(C));
+}
+
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t ignore_index,
-                     Reduction reduction, SourceLoc loc) {
+                     Reduction reduction, double label_smoothing, SourceLoc loc) {
   const LocScope at(loc);
   check_pair(input, target, "cross_entropy");
   KILN_CHECK(input.dim() >= 1, "cross_entropy", "input tensor should be 1D or more, got a 0-D input");
+  KILN_CHECK(label_smoothing <= 1.0, "cross_entropy", "label_smoothing must be between 0.0 and 1.0. Got: ",
+             label_smoothing);
   const int64_t cdim = input.dim() == 1 ? 0 : 1;
   const Tensor logp = input.log_softmax(cdim);
-  if (!is_floating_point(target.dtype())) return nll_loss(logp, target, weight, ignore_index, reduction);
+  if (!is_floating_point(target.dtype())) {
+    if (label_smoothing > 0.0) return smoothed_nll(logp, target, weight, ignore_index, reduction, label_smoothing);
+    return nll_loss(logp, target, weight, ignore_index, reduction);
+  }
   // class probabilities: -sum_c w_c p_c log_softmax_c; the mean is over the
   // elements without the class dim, whatever the weights
   KILN_CHECK(target.sizes() == input.sizes(), "cross_entropy",
              "class-probability targets must have the input's shape (input ", input.sizes(), ", target ",
              target.sizes(), ")");
   const int64_t C = input.size(cdim);
-  Tensor prod = logp * target;
+  Tensor prod = logp * (label_smoothing > 0.0 ? target * (1.0 - label_smoothing) + label_smoothing / static_cast<double>(C)
+                                              : target);
   if (weight.defined()) {
     KILN_CHECK(weight.dim() == 1 && weight.size(0) == C, "cross_entropy", "weight tensor should be defined either for all ",
                C, " classes or no classes but got weight tensor of shape: ", weight.sizes());

@@ -610,6 +610,8 @@ TEST_CASE("errors: nn layers and losses") {
             "Target -1 is out of bounds");
   CHECK_HAS(KILN_ERROR_OF(cross_entropy(x, target, ones({2}))), "[nll_loss]",
             "weight tensor should be defined either for all 3 classes or no classes but got weight tensor of shape: [2]");
+  CHECK_HAS(KILN_ERROR_OF(cross_entropy(x, target, Tensor(), -100, Reduction::Mean, 1.5)), "[cross_entropy]",
+            "label_smoothing must be between 0.0 and 1.0. Got: 1.5");
   CHECK_HAS(KILN_ERROR_OF(cross_entropy(x, ones({4, 2}))), "[cross_entropy]",
             "class-probability targets must have the input's shape (input [4, 3], target [4, 2])");
   CHECK_HAS(KILN_ERROR_OF(binary_cross_entropy(x * 2, t)), "[binary_cross_entropy]",

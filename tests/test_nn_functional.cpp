@@ -173,6 +173,27 @@ TEST_CASE("nn: cross_entropy and nll_loss with weights, ignore_index and every r
   CHECK_T(cross_entropy(xi, target), kFloat32, {}, {3.3709442615509033});
 }
 
+TEST_CASE("nn: cross_entropy with label_smoothing, weights, ignored targets, probabilities, gradients") {
+  const Tensor x0 = ramp({4, 5}, 3.0);
+  const Tensor t = tensor(std::vector<int64_t>{1, 0, 4, 2}), ignored = tensor(std::vector<int64_t>{1, -100, 4, 2});
+  const Tensor w = tensor({1.0f, 2.0f, 0.5f, 1.5f, 3.0f});
+  CHECK_T(cross_entropy(x0, t, Tensor(), -100, Reduction::Mean, 0.2), kFloat32, {}, {3.270596981048584}, 1e-5);
+  CHECK_T(cross_entropy(x0, t, Tensor(), -100, Reduction::Sum, 0.2), kFloat32, {}, {13.082387924194336}, 1e-5);
+  CHECK_T(cross_entropy(x0, t, Tensor(), -100, Reduction::None, 0.2), kFloat32, {4}, {1.4052740335464478, 2.9217987060546875, 4.98095703125, 3.7743587493896484}, 1e-5);
+  CHECK_T(cross_entropy(x0, t, w, -100, Reduction::Mean, 0.2), kFloat32, {}, {3.489469528198242}, 1e-5);
+  CHECK_T(cross_entropy(x0, ignored, Tensor(), -100, Reduction::Mean, 0.2), kFloat32, {}, {3.3868634700775146}, 1e-5);
+  CHECK_T(cross_entropy(x0, ignored, w, -100, Reduction::Mean, 0.2), kFloat32, {}, {3.5654358863830566}, 1e-5);
+  CHECK_T(cross_entropy(x0, ignored, Tensor(), -100, Reduction::None, 0.2), kFloat32, {4}, {1.4052740335464478, 0.0, 4.98095703125, 3.7743587493896484}, 1e-5);
+  const Tensor p = (ramp({4, 5}) * 2).softmax(1);
+  CHECK_T(cross_entropy(x0, p, Tensor(), -100, Reduction::Mean, 0.3), kFloat32, {}, {1.6778979301452637}, 1e-5);
+  CHECK_T(cross_entropy(ramp({2, 3, 4}), tensor(std::vector<int64_t>{0, 2, 1, 1, 2, 2, 0, 1}).reshape({2, 4}), Tensor(), -100, Reduction::Mean, 0.1), kFloat32, {}, {1.301937460899353}, 1e-5);
+  // a negative smoothing is none, as PyTorch's
+  CHECK(cross_entropy(x0, t, Tensor(), -100, Reduction::Mean, -0.1).item<float>() == doctest::Approx(cross_entropy(x0, t).item<float>()));
+  Tensor x = x0.clone().requires_grad_();
+  cross_entropy(x, t, w, -100, Reduction::Mean, 0.2).backward();
+  CHECK_T(x.grad(), kFloat32, {4, 5}, {0.010432015173137188, -0.17314206063747406, 0.13080845773220062, 0.04262051731348038, -0.010718979872763157, -0.1205197423696518, -0.009399380534887314, 0.0007797308498993516, 0.008557400666177273, 0.1205819770693779, 0.12532056868076324, 0.1871449500322342, 0.0718422681093216, 0.0018125908682122827, -0.38612040877342224, -0.005795626901090145, -0.011816125363111496, -0.06229551509022713, 0.00891833659261465, 0.07098893076181412}, 1e-5);
+}
+
 TEST_CASE("nn: binary_cross_entropy (with logits), weights, pos_weight, gradients") {
   const Tensor p0 = ramp({2, 3}) * 0.45 + 0.5;
   const Tensor y = tensor({{1.0, 0.0, 1.0}, {0.0, 0.5, 1.0}});

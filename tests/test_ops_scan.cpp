@@ -40,7 +40,7 @@ TEST_CASE("jit: cumsum equals the reference bit for bit, and what feeds it runs 
     for (int64_t d = 0; d < 3; ++d) check_jit(xd.cumsum(d));
     check_jit(xd.permute({2, 0, 1}).cumsum(1) * 2);
     check_jit(xd.select(2, 1).cumsum(0).narrow(1, 3, 10));
-    // scans of an inner dim run in tiles of 8 columns, then the rest one by one
+    // scans of an outer dim run in tiles of 16 columns, then the rest one by one
     check_jit(xd.reshape({37, 145}).cumsum(0));
     check_jit(xd.reshape({5, 37, 29}).cumsum(1) + 1);
     check_jit(xd.reshape({37, 5, 29}).permute({1, 2, 0}).cumsum(0));

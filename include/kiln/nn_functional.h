@@ -48,8 +48,11 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight 
                 int64_t ignore_index = -100, Reduction reduction = Reduction::Mean, KILN_LOC);
 // nll_loss of log_softmax over dim 1 (dim 0 for a 1-D input); a floating
 // target of the input's shape is read as class probabilities instead.
+// label_smoothing in (0, 1] mixes the target with the uniform distribution
+// over the classes, as PyTorch's.
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight = Tensor(),
-                     int64_t ignore_index = -100, Reduction reduction = Reduction::Mean, KILN_LOC);
+                     int64_t ignore_index = -100, Reduction reduction = Reduction::Mean,
+                     double label_smoothing = 0.0, KILN_LOC);
 // input: probabilities in [0, 1]; the logs are clamped at -100, as PyTorch's.
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight = Tensor(),
                             Reduction reduction = Reduction::Mean, KILN_LOC);
