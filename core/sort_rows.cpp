@@ -29,21 +29,16 @@ bool before(bool descending, C a, C b) {
 
 // The bits of a value of at most 32 bits whose unsigned order is the sort's
 // ascending order: NaNs (any sign, any payload) one value above +inf, -0 as
-// +0; descending flips them.
-uint32_t key_bits(float v, bool descending) {
+// +0; descending flips them (flip: all ones).
+// Branch-free, so that building a row's keys vectorizes.
+inline uint32_t key_bits(float v, uint32_t flip) {
   uint32_t b;
-  if (std::isnan(v))
-    b = 0xFFC00000u;
-  else {
-    if (v == 0.0f) v = 0.0f;
-    std::memcpy(&b, &v, sizeof b);
-    b = (b & 0x80000000u) ? ~b : b | 0x80000000u;
-  }
-  return descending ? ~b : b;
+  std::memcpy(&b, &v, sizeof b);
+  b = v != v ? 0x7FC00000u : v == 0.0f ? 0u : b;
+  return b ^ (static_cast<uint32_t>(static_cast<int32_t>(b) >> 31) | 0x80000000u) ^ flip;
 }
-uint32_t key_bits(int64_t v, bool descending) {  // int32, uint8, bool
-  const uint32_t b = static_cast<uint32_t>(static_cast<int32_t>(v)) ^ 0x80000000u;
-  return descending ? ~b : b;
+inline uint32_t key_bits(int64_t v, uint32_t flip) {  // int32, uint8, bool
+  return (static_cast<uint32_t>(static_cast<int32_t>(v)) ^ 0x80000000u) ^ flip;
 }
 
 template <typename T>
@@ -64,12 +59,18 @@ void sort_rows(const Buffer& in, Buffer& out, const Shape& shape, int64_t dim, b
     if constexpr (kKeyed<T>) {
       if (len <= int64_t{0xFFFFFFFF}) {  // the position fits the key's low half
         std::vector<uint64_t> keys(static_cast<size_t>(len));
+        uint64_t* kp = keys.data();
+        const uint32_t flip = descending ? 0xFFFFFFFFu : 0u;
         for (int64_t r = begin; r < end; ++r) {
           const int64_t base = (r / inner) * inner * len + r % inner;
           const int64_t out_base = (r / inner) * inner * k + r % inner;
-          for (int64_t i = 0; i < len; ++i)
-            keys[static_cast<size_t>(i)] =
-                uint64_t{key_bits(static_cast<C>(x[base + i * inner]), descending)} << 32 | static_cast<uint64_t>(i);
+          const T* xr = x + base;
+          if (inner == 1)  // a contiguous row: the loop vectorizes
+            for (int64_t i = 0; i < len; ++i)
+              kp[i] = uint64_t{key_bits(static_cast<C>(xr[i]), flip)} << 32 | static_cast<uint64_t>(i);
+          else
+            for (int64_t i = 0; i < len; ++i)
+              kp[i] = uint64_t{key_bits(static_cast<C>(xr[i * inner]), flip)} << 32 | static_cast<uint64_t>(i);
           if (k < len)
             std::partial_sort(keys.begin(), keys.begin() + k, keys.end());
           else
