@@ -19,7 +19,7 @@ enum class OpClass : uint8_t {
   Reduce,       // reduces dims (kept as size 1) of its input
   Contraction,  // matmul
   Join,         // concatenation
-  Scan,         // a running combination along one dim (cumsum, cumprod, cummax, cummin)
+  Scan,         // a running combination along one dim (cumsum, cumprod, logcumsumexp, cummax, cummin)
   Sort,         // the positions that order one dim (a library step, not a kernel)
   Transfer,     // a copy to another device
 };
@@ -58,6 +58,8 @@ enum class OpClass : uint8_t {
 //               accumulated in float64 for floats (PyTorch's CPU acc_type),
 //               int64 for integers; the output's dtype is the node's
 //   CumProd     as CumSum, the running product
+//   LogCumSumExp  as CumSum (floats only), log(sum exp) by PyTorch's
+//               _log_add_exp_helper in the same accumulator
 //   CumMax      ints {dim}: the running maximum by PyTorch's cummax rule (a
 //               value >= the kept one, or a NaN, replaces it; only a NaN
 //               replaces a NaN); CumMin with <=; the input's dtype
@@ -129,6 +131,7 @@ enum class OpClass : uint8_t {
   X(Cat, Join, -1)                \
   X(CumSum, Scan, 1)              \
   X(CumProd, Scan, 1)             \
+  X(LogCumSumExp, Scan, 1)        \
   X(CumMax, Scan, 1)              \
   X(CumMin, Scan, 1)              \
   X(CumArgMax, Scan, 1)           \

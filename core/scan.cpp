@@ -1,4 +1,4 @@
-// The scans: cumsum, cumprod, cummax, cummin. Each is a Scan node (one
+// The scans: cumsum, cumprod, logcumsumexp, cummax, cummin. Each is a Scan node (one
 // kernel whose loop along the dim carries the running value; the
 // elementwise work feeding it is computed in that loop). As PyTorch:
 // integers and bool sum and multiply to int64, `dtype` casts the input
@@ -67,6 +67,22 @@ Tensor Tensor::cumprod(int64_t dim, std::optional<DType> dtype, SourceLoc loc) c
   const Tensor x = as_row(accumulated(*this, dtype));
   Tensor out = scan_node(Op::CumProd, x, d, "cumprod");
   if (auto f = record(autograd::GradFn::CumprodBackward0, out, {&x})) {
+    f->ints = {d};
+    f->save(x);
+    f->save(out);
+  }
+  return back(out, *this);
+}
+
+Tensor Tensor::logcumsumexp(int64_t dim, SourceLoc loc) const {
+  const LocScope at(loc);
+  KILN_CHECK(defined(), "logcumsumexp", "expected a defined tensor but got an undefined one");
+  const int64_t d = wrap_dim(dim, this->dim(), "logcumsumexp");
+  KILN_CHECK(is_floating_point(), "logcumsumexp", "\"logcumsumexp_out_cpu\" not implemented for '",
+             scalar_type_name(dtype()), "' (a floating-point input is needed; convert with .to(kFloat32))");
+  const Tensor x = as_row(*this);
+  Tensor out = scan_node(Op::LogCumSumExp, x, d, "logcumsumexp");
+  if (auto f = record(autograd::GradFn::LogcumsumexpBackward0, out, {&x})) {
     f->ints = {d};
     f->save(x);
     f->save(out);

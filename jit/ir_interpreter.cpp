@@ -3,6 +3,7 @@
 // reference evaluator's own helpers, so it agrees with the reference.
 #include "jit/ir_interpreter.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -128,6 +129,7 @@ class Interp {
     x.v = V{};
     switch (acc.combiner) {
       case Combiner::Sum: break;
+      case Combiner::LogAddExp: x.v.f = -std::numeric_limits<double>::infinity(); break;
       case Combiner::Prod: x.v.f = 1.0; x.v.i = 1; break;
       case Combiner::All: x.v.i = 1; break;
       case Combiner::Any: x.v.i = 0; break;
@@ -151,6 +153,17 @@ class Interp {
         break;
       case Combiner::All: x.v.i = x.v.i && v.i; break;
       case Combiner::Any: x.v.i = x.v.i || v.i; break;
+      case Combiner::LogAddExp: {  // kernel_ir.h; in the accumulator's precision
+        const bool dbl = acc.dtype == DType::Float64;
+        const double c = x.v.f;
+        const double mn = std::isnan(c) ? c : std::min(v.f, c), mx = std::isnan(c) ? c : std::max(v.f, c);
+        double r = v.f;
+        if (mn != mx || std::isfinite(mn))
+          r = dbl ? std::log1p(std::exp(mn - mx)) + mx
+                  : static_cast<double>(std::log1p(std::exp(static_cast<float>(mn - mx))) + static_cast<float>(mx));
+        x.v = norm(acc.dtype, V{.f = r});
+        break;
+      }
       case Combiner::CumMax:
       case Combiner::CumMin: {  // PyTorch's cummax rule (kernel_ir.h)
         const bool is_max = acc.combiner == Combiner::CumMax;

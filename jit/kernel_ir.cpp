@@ -69,6 +69,7 @@ const char* combiner_name(Combiner c) {
     case Combiner::Any: return "any";
     case Combiner::CumMax: return "cummax";
     case Combiner::CumMin: return "cummin";
+    case Combiner::LogAddExp: return "logaddexp";
   }
   return "?";
 }

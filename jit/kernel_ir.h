@@ -55,7 +55,10 @@
 // position by PyTorch's cummax rule (a value >= (<=) the kept one, or a NaN,
 // replaces it; only a NaN replaces a NaN, and the first update always
 // does): AccRead reads the value, AccIndex the position (as for ArgMax /
-// ArgMin, whose AccRead reads it too).
+// ArgMin, whose AccRead reads it too). LogAddExp (a float accumulator,
+// starting at -inf) keeps log(exp(acc) + exp(v)) by PyTorch's
+// _log_add_exp_helper: log1p(exp(min - max)) + max, NaN propagating; two
+// equal infinities stay.
 #pragma once
 
 #include <cstdint>
@@ -100,7 +103,7 @@ struct Value {
   Op random_op = Op::RandUniform;  // VOp::Philox only
 };
 
-enum class Combiner : uint8_t { Sum, Prod, Max, Min, ArgMax, ArgMin, All, Any, CumMax, CumMin };
+enum class Combiner : uint8_t { Sum, Prod, Max, Min, ArgMax, ArgMin, All, Any, CumMax, CumMin, LogAddExp };
 // Whether the combiner keeps a position beside its value (AccUpdate's index).
 inline bool keeps_position(Combiner c) {
   return c == Combiner::ArgMax || c == Combiner::ArgMin || c == Combiner::CumMax || c == Combiner::CumMin;

@@ -134,6 +134,7 @@ ValueId Lowerer::compute(const Node* n, const Idx& idx) {
     case Op::Cat:
     case Op::CumSum:
     case Op::CumProd:
+    case Op::LogCumSumExp:
     case Op::CumMax:
     case Op::CumMin:
     case Op::CumArgMax:
@@ -399,11 +400,13 @@ Lowered Lowerer::lower_scan(const std::vector<const Node*>& group) {
     const DType dt = x->dtype;
     switch (op) {
       case Op::CumSum:
-      case Op::CumProd: {
+      case Op::CumProd:
+      case Op::LogCumSumExp: {
         const DType adt = dt == DType::Float16 || dt == DType::BFloat16 ? DType::Float32
                           : is_floating_point(dt)                     ? DType::Float64
                                                                       : DType::Int64;
-        return {op == Op::CumSum ? Combiner::Sum : Combiner::Prod, adt, true};
+        const Combiner c = op == Op::CumSum ? Combiner::Sum : op == Op::CumProd ? Combiner::Prod : Combiner::LogAddExp;
+        return {c, adt, true};
       }
       case Op::CumMax:
       case Op::CumArgMax: return {Combiner::CumMax, dt, true};

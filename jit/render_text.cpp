@@ -67,6 +67,7 @@ std::string attr_text(const Node& n) {
     case Op::Cat:
     case Op::CumSum:
     case Op::CumProd:
+    case Op::LogCumSumExp:
     case Op::CumMax:
     case Op::CumMin:
     case Op::CumArgMax:

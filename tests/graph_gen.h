@@ -463,10 +463,15 @@ class Gen {
     }
     if (kind == 7) {  // a scan along d: running sum, product, maximum / minimum or its position
       const std::string D = std::to_string(d);
-      const int64_t which = uni(0, 5);
+      const int64_t which = uni(0, 6);
       if (which == 0) unary_instr(a, ".cumsum(" + D + ")", [d](const Tensor& t) { return t.cumsum(d); });
+      if (which == 6) {  // floats only: an integer input would be a user error
+        if (var(a).is_floating_point())
+          unary_instr(a, ".logcumsumexp(" + D + ")", [d](const Tensor& t) { return t.logcumsumexp(d); });
+        return;
+      }
       if (which == 1) unary_instr(a, ".cumprod(" + D + ")", [d](const Tensor& t) { return t.cumprod(d); });
-      if (which >= 2) {  // cummax / cummin: the values or the positions
+      if (which >= 2 && which <= 5) {  // cummax / cummin: the values or the positions
         const bool mx = which % 2 == 0, pos = which >= 4;
         Instr ins;
         ins.text = def(std::string("std::get<") + (pos ? "1" : "0") + ">(" + vname(a) + (mx ? ".cummax(" : ".cummin(") + D + "))");

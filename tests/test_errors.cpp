@@ -721,6 +721,8 @@ TEST_CASE("errors: cumprod, cummax, cummin") {
   CHECK_HAS(KILN_ERROR_OF(ones({3, 4}).cumprod(-3)), "[cumprod]", "Dimension out of range");
   CHECK_HAS(KILN_ERROR_OF(ones({3, 4}).cummax(2)), "[cummax]", "Dimension out of range");
   CHECK_HAS(KILN_ERROR_OF(Tensor().cummin(0)), "[cummin]", "expected a defined tensor");
+  CHECK_HAS(KILN_ERROR_OF(ones({3}, kInt64).logcumsumexp(0)), "[logcumsumexp]",
+            "\"logcumsumexp_out_cpu\" not implemented for 'Long'");
 }
 
 TEST_CASE("errors: sort, topk, kthvalue, median") {

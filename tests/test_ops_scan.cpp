@@ -1,4 +1,4 @@
-// The scans (core/scan.cpp: cumsum, cumprod, cummax, cummin) against PyTorch 1.13:
+// The scans (core/scan.cpp: cumsum, cumprod, logcumsumexp, cummax, cummin) against PyTorch 1.13:
 // values, dtypes, grad_fn names and gradients printed by a script run with
 // /usr/bin/python3 and pasted in; the JIT against the reference evaluator
 // bit for bit; kernel counts (the work feeding a scan runs in its loop).
@@ -75,6 +75,21 @@ TEST_CASE("ops: cumprod along each dim, integers in int64, gradients with and wi
   CHECK_T(z0.grad(), kFloat32, {2, 3}, {1.0, 12.0, 21.0, 8.0, 0.0, 18.0});
 }
 
+TEST_CASE("ops: logcumsumexp without overflow, infinities and NaN as PyTorch, gradients") {
+  Tensor x = ramp({3, 4}, 30.0).requires_grad_();
+  Tensor y = x.logcumsumexp(1);
+  CHECK_T(y, kFloat32, {3, 4}, {8.865606307983398, 25.244129180908203, 29.760927200317383, 29.761001586914062, 1.2474228143692017, 1.2474228143692017, 1.2474228143692017, 1.2474228143692017, -11.216297149658203, 9.34623908996582, 25.51310157775879, 29.696117401123047}, 1e-6);
+  CHECK(y.grad_fn()->name() == "LogcumsumexpBackward0");
+  (y * arange(1.0, 13.0).reshape({3, 4}) * tensor({1.0f, -1.0f, 1.0f, -0.5f})).sum().backward();
+  CHECK_T(x.grad(), kFloat32, {3, 4}, {0.9999998211860657, -1.9890761375427246, 0.989220380783081, -0.0001501377992099151, 2.0, -9.195574079967628e-09, 1.5823231397024684e-13, -3.5475522259381664e-12, 9.0, -9.999999046325684, 10.908491134643555, -5.9084882736206055}, 1e-4);
+  CHECK_T(logcumsumexp(ramp({3, 4}), 0), kFloat32, {3, 4}, {0.29552021622657776, 0.8414709568023682, 0.9916647672653198, 0.6754632592201233, 0.8697367310523987, 1.0515623092651367, 1.1223150491714478, 0.8663840889930725, 1.123091697692871, 1.441645622253418, 1.688734531402588, 1.6229075193405151}, 1e-6);
+  const double inf = std::numeric_limits<double>::infinity();
+  CHECK_T(tensor({-inf, -inf, 1.0, inf, 2.0, inf}, kFloat32).logcumsumexp(0), kFloat32, {6}, {-inf, -inf, 1.0, inf, inf, inf});
+  CHECK_T(tensor({-1000.0, 0.0, -1000.0}, kFloat32).logcumsumexp(0), kFloat32, {3}, {-1000.0, 0.0, 0.0});
+  CHECK(std::isnan(tensor({1.0, std::nan(""), 2.0}, kFloat32).logcumsumexp(0).to_vector<float>()[2]));
+  CHECK_T(tensor({1.0, 2.0, 3.0}, kFloat64).logcumsumexp(0), kFloat64, {3}, {1.0, 2.313261687518223, 3.4076059644443806}, 1e-15);
+}
+
 TEST_CASE("ops: cummax and cummin keep the last of equal values, NaN once met, gradients to the kept positions") {
   Tensor x = ramp({3, 5}).requires_grad_();
   auto [v, i] = x.cummax(1);
@@ -113,7 +128,7 @@ TEST_CASE("ops: cummax and cummin keep the last of equal values, NaN once met, g
   CHECK_T(std::get<0>(zeros({2, 0}).cummin(1)), kFloat32, {2, 0}, {});
 }
 
-TEST_CASE("jit: cumprod, cummax and cummin equal the reference bit for bit, values and positions in one kernel") {
+TEST_CASE("jit: cumprod, logcumsumexp, cummax and cummin equal the reference bit for bit, values and positions in one kernel") {
   const int threads = get_num_threads();
   set_num_threads(2);
   manual_seed(12);
@@ -132,6 +147,7 @@ TEST_CASE("jit: cumprod, cummax and cummin equal the reference bit for bit, valu
       check_jit(std::get<0>(xd.cummin(d)));
       check_jit(std::get<1>(xd.cummin(d)));
       check_jit(near_one.to(is_floating_point(dt) ? dt : kFloat32).cumprod(d));
+      if (is_floating_point(dt)) check_jit(xd.logcumsumexp(d));  // NaNs and repeats included
     }
     check_jit(std::get<1>(xd.permute({2, 0, 1}).cummax(1)) * 2);
     check_jit(std::get<0>(xd.reshape({37, 145}).cummin(0)));

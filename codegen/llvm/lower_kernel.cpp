@@ -316,6 +316,7 @@ class Lowering {
     const double inf = std::numeric_limits<double>::infinity();
     switch (a.combiner) {
       case Combiner::Sum: return const_value(e_, t, 0.0, 0);
+      case Combiner::LogAddExp: return const_value(e_, t, -std::numeric_limits<double>::infinity(), 0);
       case Combiner::Prod: return const_value(e_, t, 1.0, 1);
       case Combiner::All: return e_.b.getTrue();
       case Combiner::Any: return e_.b.getFalse();
@@ -416,6 +417,24 @@ class Lowering {
                                        beats(a.combiner == Combiner::ArgMax, t, v, cur));
         next = b.CreateSelect(take, v, cur);
         b.CreateStore(b.CreateSelect(take, pos, where), acc.idx);
+        break;
+      }
+      case Combiner::LogAddExp: {
+        // PyTorch's _log_add_exp_helper(v, cur): min / max as std::min /
+        // std::max (a NaN cur is both), log1p(exp(min - max)) + max unless
+        // both are the same infinity (then v)
+        KILN_INTERNAL_ASSERT(is_float_dtype(t), "kernel ", k_.name, ": LogAddExp in ", t);
+        llvm::Value* v = cast_value(e_, x, xt, t);
+        const bool dbl = t == DType::Float64;
+        llvm::Value* cur_nan = b.CreateFCmpUNO(cur, cur);
+        llvm::Value* mn = b.CreateSelect(cur_nan, cur, b.CreateSelect(b.CreateFCmpOLT(cur, v), cur, v));
+        llvm::Value* mx = b.CreateSelect(cur_nan, cur, b.CreateSelect(b.CreateFCmpOLT(v, cur), cur, v));
+        llvm::Value* finite = b.CreateFCmpONE(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, mn),
+                                              const_value(e_, t, std::numeric_limits<double>::infinity(), 0));
+        llvm::Value* combine = b.CreateOr(b.CreateFCmpUNE(mn, mx), finite);
+        llvm::Value* sum = b.CreateFAdd(
+            e_.libcall(dbl ? "log1p" : "log1pf", {e_.libcall(dbl ? "exp" : "expf", {b.CreateFSub(mn, mx)})}), mx);
+        next = b.CreateSelect(combine, sum, v);
         break;
       }
       case Combiner::CumMax:

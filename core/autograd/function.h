@@ -88,6 +88,7 @@ namespace kiln::autograd {
   X(ScatterBackward1, "ScatterBackward1", Scatter)             \
   X(CumsumBackward0, "CumsumBackward0", Cumsum)                \
   X(CumprodBackward0, "CumprodBackward0", Cumprod)             \
+  X(LogcumsumexpBackward0, "LogcumsumexpBackward0", Logcumsumexp) \
   X(CummaxBackward0, "CummaxBackward0", ToPositions)           \
   X(CumminBackward0, "CumminBackward0", ToPositions)           \
   X(SortBackward0, "SortBackward0", ToPositions)               \

@@ -9,6 +9,7 @@
 // hold the op's parameters as the recording op in core/ stored them.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "core/autograd/function.h"
@@ -298,6 +299,20 @@ RULE(Cumprod) {
   const Tensor others = where(first_zero, 1.0, x).cumprod(d);  // the zero's own factor left out
   const Tensor at_zero = where(zeros_so_far >= 1, g * others, 0.0).sum(d, true);
   return {where(zeros_so_far == 0, before, where(first_zero, at_zero, 0.0))};
+}
+// PyTorch's logcumsumexp_backward: sum_{i>=j} g_i exp(x_j - out_i), the
+// positive and negative parts of g apart, each summed from the end in log
+// space (no overflow). saved: {x, out}.
+RULE(Logcumsumexp) {
+  const int64_t d = f.ints[0];
+  const Tensor x = f.saved_tensor(0), out = f.saved_tensor(1);
+  auto reversed = [&](const Tensor& t) { return t.flip({d}).logcumsumexp(d).flip({d}); };
+  const double lowest = x.dtype() == DType::Float64 ? std::numeric_limits<double>::lowest()
+                                                    : static_cast<double>(std::numeric_limits<float>::lowest());
+  const Tensor log_abs = g.abs().log();
+  const Tensor pos = (reversed(where(g > 0, log_abs, lowest) - out) + x).exp();
+  const Tensor neg = (reversed(where(g < 0, log_abs, lowest) - out) + x).exp();
+  return {pos - neg};
 }
 // Values read at positions (cummax, sort, topk, kthvalue, median): g adds
 // into those positions. ints {dim (-1: of the flattened input), kept dim

@@ -81,7 +81,7 @@ template <typename T> void binary_op(Op op, const Buffer& a, const Buffer& b, Bu
     case Op::Log1p: case Op::Expm1: case Op::Erf:
     case Op::LogicalNot: case Op::Where: case Op::AsStrided: case Op::Assign: case Op::ScatterAdd: case Op::Scatter: case Op::Gather:
     case Op::Sum: case Op::Prod: case Op::Max: case Op::Min: case Op::ArgMax: case Op::ArgMin:
-    case Op::All: case Op::Any: case Op::Matmul: case Op::Cat: case Op::CumSum: case Op::CumProd:
+    case Op::All: case Op::Any: case Op::Matmul: case Op::Cat: case Op::CumSum: case Op::CumProd: case Op::LogCumSumExp:
     case Op::CumMax: case Op::CumMin: case Op::CumArgMax: case Op::CumArgMin: case Op::ArgSort: case Op::ToDevice:
       KILN_INTERNAL_ASSERT(false, "binary_op called for ", op_name(op));
   }

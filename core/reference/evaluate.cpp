@@ -64,6 +64,7 @@ BufferPtr compute(const Node& n, const Inputs& in) {
     case Op::Cat: return eval_cat(n, in);
     case Op::CumSum:
     case Op::CumProd:
+    case Op::LogCumSumExp:
     case Op::CumMax:
     case Op::CumMin:
     case Op::CumArgMax:

@@ -173,7 +173,7 @@ BufferPtr eval_reduce(const Node& n, const Inputs& in) {
     case Op::LogicalNot: case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Pow:
     case Op::Fmod: case Op::Maximum: case Op::Minimum: case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le:
     case Op::Gt: case Op::Ge: case Op::Where: case Op::AsStrided: case Op::Assign: case Op::ScatterAdd: case Op::Scatter: case Op::Gather:
-    case Op::Matmul: case Op::Cat: case Op::CumSum: case Op::CumProd:
+    case Op::Matmul: case Op::Cat: case Op::CumSum: case Op::CumProd: case Op::LogCumSumExp:
     case Op::CumMax: case Op::CumMin: case Op::CumArgMax: case Op::CumArgMin: case Op::ArgSort: case Op::ToDevice:
       KILN_INTERNAL_ASSERT(false, "eval_reduce called for ", op_name(n.op));
   }

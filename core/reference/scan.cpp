@@ -1,11 +1,13 @@
 // Reference kernel of the scans, along one dim in row-major order of the
 // other dims. CumSum / CumProd accumulate as PyTorch's CPU kernels do (their
 // acc_type: double for float32 / float64, float for float16 / bfloat16,
-// int64 for integers, wrapping), each running value cast to the dtype.
+// int64 for integers, wrapping), each running value cast to the dtype;
+// LogCumSumExp (floats) by PyTorch's _log_add_exp_helper in that type.
 // CumMax / CumMin (and their positions, CumArgMax / CumArgMin) follow
 // PyTorch's cummax_cummin_helper: a value >= (<=) the kept one, or a NaN,
 // replaces it; nothing but a NaN replaces a NaN. ArgSort: the rows sorted
 // by core/sort_rows.h, the rule the JIT's sort steps run too.
+#include <algorithm>
 #include <cmath>
 
 #include "core/reference/kernels.h"
@@ -25,6 +27,10 @@ A combine(Op op, A acc, A x) {
     const auto ua = static_cast<uint64_t>(acc), ux = static_cast<uint64_t>(x);
     return static_cast<A>(op == Op::CumSum ? ua + ux : ua * ux);
   } else {
+    if (op == Op::LogCumSumExp) {  // PyTorch's _log_add_exp_helper(x, acc)
+      const A mn = std::isnan(acc) ? acc : std::min(x, acc), mx = std::isnan(acc) ? acc : std::max(x, acc);
+      return mn != mx || std::isfinite(mn) ? std::log1p(std::exp(mn - mx)) + mx : x;
+    }
     return op == Op::CumSum ? acc + x : acc * x;
   }
 }
@@ -61,9 +67,9 @@ BufferPtr eval_scan(const Node& n, const Inputs& in) {
     for (int64_t r = 0; r < rows; ++r) {
       // row r: outer index r / stride, inner r % stride
       const int64_t base = (r / stride) * stride * len + r % stride;
-      if (n.op == Op::CumSum || n.op == Op::CumProd) {
+      if (n.op == Op::CumSum || n.op == Op::CumProd || n.op == Op::LogCumSumExp) {
         T* o = out->as<T>();
-        A acc = n.op == Op::CumSum ? A(0) : A(1);
+        A acc = n.op == Op::CumSum ? A(0) : n.op == Op::CumProd ? A(1) : static_cast<A>(-INFINITY);
         for (int64_t i = 0; i < len; ++i) {
           const int64_t p = base + i * stride;
           A v;

@@ -138,7 +138,7 @@ BufferPtr eval_source(const Node& n) {
     case Op::Fmod: case Op::Maximum: case Op::Minimum: case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le:
     case Op::Gt: case Op::Ge: case Op::Where: case Op::AsStrided: case Op::Assign: case Op::ScatterAdd: case Op::Scatter: case Op::Gather:
     case Op::Sum: case Op::Prod: case Op::Max: case Op::Min: case Op::ArgMax: case Op::ArgMin:
-    case Op::All: case Op::Any: case Op::Matmul: case Op::Cat: case Op::CumSum: case Op::CumProd:
+    case Op::All: case Op::Any: case Op::Matmul: case Op::Cat: case Op::CumSum: case Op::CumProd: case Op::LogCumSumExp:
     case Op::CumMax: case Op::CumMin: case Op::CumArgMax: case Op::CumArgMin: case Op::ArgSort: case Op::ToDevice:
       KILN_INTERNAL_ASSERT(false, "eval_source called for ", op_name(n.op));
   }
@@ -160,7 +160,7 @@ BufferPtr eval_random(const Node& n) {
     case Op::Fmod: case Op::Maximum: case Op::Minimum: case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le:
     case Op::Gt: case Op::Ge: case Op::Where: case Op::AsStrided: case Op::Assign: case Op::ScatterAdd: case Op::Scatter: case Op::Gather:
     case Op::Sum: case Op::Prod: case Op::Max: case Op::Min: case Op::ArgMax: case Op::ArgMin:
-    case Op::All: case Op::Any: case Op::Matmul: case Op::Cat: case Op::CumSum: case Op::CumProd:
+    case Op::All: case Op::Any: case Op::Matmul: case Op::Cat: case Op::CumSum: case Op::CumProd: case Op::LogCumSumExp:
     case Op::CumMax: case Op::CumMin: case Op::CumArgMax: case Op::CumArgMin: case Op::ArgSort: case Op::ToDevice:
       KILN_INTERNAL_ASSERT(false, "eval_random called for ", op_name(n.op));
   }

@@ -124,6 +124,7 @@ inline Tensor cumsum(const Tensor& t, int64_t dim, std::optional<DType> dtype = 
 inline Tensor cumprod(const Tensor& t, int64_t dim, std::optional<DType> dtype = std::nullopt, KILN_LOC) {
   return t.cumprod(dim, dtype, loc);
 }
+inline Tensor logcumsumexp(const Tensor& t, int64_t dim, KILN_LOC) { return t.logcumsumexp(dim, loc); }
 inline std::tuple<Tensor, Tensor> cummax(const Tensor& t, int64_t dim, KILN_LOC) { return t.cummax(dim, loc); }
 inline std::tuple<Tensor, Tensor> cummin(const Tensor& t, int64_t dim, KILN_LOC) { return t.cummin(dim, loc); }
 inline std::tuple<Tensor, Tensor> sort(const Tensor& t, int64_t dim = -1, bool descending = false, KILN_LOC) {

@@ -194,6 +194,8 @@ class Tensor {
   Tensor cumprod(int64_t dim, std::optional<DType> dtype = std::nullopt, KILN_LOC) const;
   // Running maximum / minimum along dim and its position (the last of equal
   // values; a NaN, once met, stays), as torch.cummax / torch.cummin.
+  // log(cumsum(exp(x))) without overflow, as torch.logcumsumexp (floats).
+  Tensor logcumsumexp(int64_t dim, KILN_LOC) const;
   std::tuple<Tensor, Tensor> cummax(int64_t dim, KILN_LOC) const;
   std::tuple<Tensor, Tensor> cummin(int64_t dim, KILN_LOC) const;
   // Sorted values along dim and their positions. The order is stable (equal
