@@ -69,7 +69,7 @@ Tensor Tensor::cumprod(int64_t dim, std::optional<DType> dtype, SourceLoc loc) c
   if (auto f = record(autograd::GradFn::CumprodBackward0, out, {&x})) {
     f->ints = {d};
     f->save(x);
-    f->save(out);
+    f->save_output(out);
   }
   return back(out, *this);
 }
@@ -85,7 +85,7 @@ Tensor Tensor::logcumsumexp(int64_t dim, SourceLoc loc) const {
   if (auto f = record(autograd::GradFn::LogcumsumexpBackward0, out, {&x})) {
     f->ints = {d};
     f->save(x);
-    f->save(out);
+    f->save_output(out);
   }
   return back(out, *this);
 }
