@@ -138,9 +138,6 @@ int64_t check_scatter(const Tensor& self, int64_t dim, const Tensor& index, cons
   }
   return d;
 }
-
-// 0-dim self, index and src as 1-element vectors (PyTorch allows them).
-Tensor vec(const Tensor& t) { return t.defined() && t.dim() == 0 ? t.reshape({1}) : t; }
 }  // namespace
 
 Tensor Tensor::scatter_add(int64_t dim, const Tensor& index, const Tensor& src, SourceLoc loc) const {
@@ -149,7 +146,8 @@ Tensor Tensor::scatter_add(int64_t dim, const Tensor& index, const Tensor& src, 
   KILN_CHECK(dtype() != DType::Bool, "scatter_add", "\"scatter_add\" not implemented for 'Bool'");
   Tensor s;
   const int64_t d = check_scatter(*this, dim, index, src, &s, "scatter_add");
-  if (this->dim() == 0) return scatter_add_node(vec(*this), 0, vec(index), vec(s), "scatter_add").reshape({});
+  if (this->dim() == 0)
+    return scatter_add_node(as_vector(*this), 0, as_vector(index), as_vector(s), "scatter_add").reshape({});
   return scatter_add_node(*this, d, index, s, "scatter_add");
 }
 
@@ -158,7 +156,8 @@ Tensor Tensor::scatter(int64_t dim, const Tensor& index, const Tensor& src, Sour
   KILN_CHECK(src.defined(), "scatter", "expected a defined src");
   Tensor s;
   const int64_t d = check_scatter(*this, dim, index, src, &s, "scatter");
-  if (this->dim() == 0) return scatter_node(vec(*this), 0, vec(index), vec(s), 0, "scatter").reshape({});
+  if (this->dim() == 0)
+    return scatter_node(as_vector(*this), 0, as_vector(index), as_vector(s), 0, "scatter").reshape({});
   return scatter_node(*this, d, index, s, 0, "scatter");
 }
 
@@ -166,7 +165,8 @@ Tensor Tensor::scatter(int64_t dim, const Tensor& index, Scalar value, SourceLoc
   const LocScope at(loc);
   const int64_t d = check_scatter(*this, dim, index, Tensor(), nullptr, "scatter");
   check_fill_value(value, dtype(), "scatter");
-  if (this->dim() == 0) return scatter_node(vec(*this), 0, vec(index), Tensor(), value, "scatter").reshape({});
+  if (this->dim() == 0)
+    return scatter_node(as_vector(*this), 0, as_vector(index), Tensor(), value, "scatter").reshape({});
   return scatter_node(*this, d, index, Tensor(), value, "scatter");
 }
 
@@ -243,8 +243,8 @@ Tensor Tensor::index_add(int64_t dim, const Tensor& index, const Tensor& source,
              "For integral input tensors, argument alpha must not be a floating point number.");
   Tensor laid;
   const int64_t d = laid_index(*this, dim, index, source, &laid, "index_add");
-  const Tensor s = vec(alpha.to_double() == 1.0 ? source : source * alpha);
-  const Tensor out = scatter_add_node(vec(*this), d, laid, s.reshape(laid.sizes()), "index_add");
+  const Tensor s = as_vector(alpha.to_double() == 1.0 ? source : source * alpha);
+  const Tensor out = scatter_add_node(as_vector(*this), d, laid, s.reshape(laid.sizes()), "index_add");
   return this->dim() == 0 ? out.reshape({}) : out;
 }
 
@@ -253,7 +253,7 @@ Tensor Tensor::index_copy(int64_t dim, const Tensor& index, const Tensor& source
   KILN_CHECK(source.defined(), "index_copy", "expected a defined source");
   Tensor laid;
   const int64_t d = laid_index(*this, dim, index, source, &laid, "index_copy");
-  const Tensor out = scatter_node(vec(*this), d, laid, vec(source).reshape(laid.sizes()), 0, "index_copy");
+  const Tensor out = scatter_node(as_vector(*this), d, laid, as_vector(source).reshape(laid.sizes()), 0, "index_copy");
   return this->dim() == 0 ? out.reshape({}) : out;
 }
 
@@ -262,7 +262,7 @@ Tensor Tensor::index_fill(int64_t dim, const Tensor& index, Scalar value, Source
   Tensor laid;
   const int64_t d = laid_index(*this, dim, index, Tensor(), &laid, "index_fill");
   check_fill_value(value, dtype(), "index_fill");
-  const Tensor out = scatter_node(vec(*this), d, laid, Tensor(), value, "index_fill");
+  const Tensor out = scatter_node(as_vector(*this), d, laid, Tensor(), value, "index_fill");
   return this->dim() == 0 ? out.reshape({}) : out;
 }
 

@@ -176,6 +176,8 @@ void check_floating(const Tensor& x, const char* op) {
              ": expected a floating point tensor (shape ", x.sizes(), ")");
 }
 
+Tensor as_vector(const Tensor& t) { return t.defined() && t.dim() == 0 ? t.reshape({1}) : t; }
+
 std::string shape_text(const Shape& s) {
   std::ostringstream os;
   os << s;

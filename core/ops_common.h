@@ -52,6 +52,9 @@ void check_fill_value(const Scalar& v, DType dtype, const char* op);
 // Ops with floating kernels only (activations, losses): "[op] not
 // implemented for Long: expected a floating point tensor (shape [3])".
 void check_floating(const Tensor& x, const char* op);
+// A 0-dim tensor as a 1-element vector, for ops that work along a dim
+// (PyTorch accepts 0-dim inputs there); any other (or undefined) as it is.
+Tensor as_vector(const Tensor& t);
 
 // The first value of the int64 index outside [0, size) other than `skip`,
 // if any (gather.cpp): one reduction, which evaluates the index, and a scan

@@ -27,15 +27,14 @@ Tensor accumulated(const Tensor& t, std::optional<DType> dtype) {
   return t.dtype() == dt ? t : t.to(dt);
 }
 
-// A 0-dim tensor scans as one element.
-Tensor as_row(const Tensor& t) { return t.dim() == 0 ? t.reshape({1}) : t; }
+// A 0-dim tensor scans as one element (as_vector), its result made 0-dim again.
 Tensor back(const Tensor& r, const Tensor& t) { return t.dim() == 0 ? r.reshape({}) : r; }
 
 std::tuple<Tensor, Tensor> running_extremum(const Tensor& t, int64_t dim, bool max) {
   const char* name = max ? "cummax" : "cummin";
   KILN_CHECK(t.defined(), name, "expected a defined tensor but got an undefined one");
   const int64_t d = wrap_dim(dim, t.dim(), name);
-  const Tensor x = as_row(t);
+  const Tensor x = as_vector(t);
   Tensor values = back(scan_node(max ? Op::CumMax : Op::CumMin, x, d, name), t);
   Tensor indices = back(scan_node(max ? Op::CumArgMax : Op::CumArgMin, x, d, name), t);
   if (auto f = record(max ? autograd::GradFn::CummaxBackward0 : autograd::GradFn::CumminBackward0, values, {&t})) {
@@ -57,14 +56,14 @@ Tensor Tensor::cumsum(int64_t dim, std::optional<DType> dtype, SourceLoc loc) co
   const LocScope at(loc);
   KILN_CHECK(defined(), "cumsum", "expected a defined tensor but got an undefined one");
   const int64_t d = wrap_dim(dim, this->dim(), "cumsum");
-  return back(cumsum_node(as_row(accumulated(*this, dtype)), d, "cumsum"), *this);
+  return back(cumsum_node(as_vector(accumulated(*this, dtype)), d, "cumsum"), *this);
 }
 
 Tensor Tensor::cumprod(int64_t dim, std::optional<DType> dtype, SourceLoc loc) const {
   const LocScope at(loc);
   KILN_CHECK(defined(), "cumprod", "expected a defined tensor but got an undefined one");
   const int64_t d = wrap_dim(dim, this->dim(), "cumprod");
-  const Tensor x = as_row(accumulated(*this, dtype));
+  const Tensor x = as_vector(accumulated(*this, dtype));
   Tensor out = scan_node(Op::CumProd, x, d, "cumprod");
   if (auto f = record(autograd::GradFn::CumprodBackward0, out, {&x})) {
     f->ints = {d};
@@ -80,7 +79,7 @@ Tensor Tensor::logcumsumexp(int64_t dim, SourceLoc loc) const {
   const int64_t d = wrap_dim(dim, this->dim(), "logcumsumexp");
   KILN_CHECK(is_floating_point(), "logcumsumexp", "\"logcumsumexp_out_cpu\" not implemented for '",
              scalar_type_name(dtype()), "' (a floating-point input is needed; convert with .to(kFloat32))");
-  const Tensor x = as_row(*this);
+  const Tensor x = as_vector(*this);
   Tensor out = scan_node(Op::LogCumSumExp, x, d, "logcumsumexp");
   if (auto f = record(autograd::GradFn::LogcumsumexpBackward0, out, {&x})) {
     f->ints = {d};

@@ -15,9 +15,6 @@ namespace {
 
 using autograd::GradFn;
 
-// A 0-dim tensor sorts as one element.
-Tensor as_row(const Tensor& t) { return t.dim() == 0 ? t.reshape({1}) : t; }
-
 // The first k positions (all: k < 0) along d that sort x.
 Tensor argsort_node(const Tensor& x, int64_t d, bool descending, const char* op, int64_t k = -1) {
   Shape s = x.sizes();
@@ -33,9 +30,7 @@ Tensor values_at(const Tensor& t, int64_t d, const Tensor& positions, bool keepd
   Tensor values;
   {
     AutoGradMode off(false);
-    const Tensor x = as_row(t), p = keepdim || t.dim() == 0 ? positions.reshape(positions.dim() == 0 ? Shape{1} : positions.sizes())
-                                                             : positions.unsqueeze(d);
-    values = gather_node(x, d, p, op);
+    values = gather_node(as_vector(t), d, keepdim ? as_vector(positions) : positions.unsqueeze(d), op);
     values = t.dim() == 0 ? values.reshape({}) : keepdim ? values : values.squeeze(d);
   }
   if (auto f = record(kind, values, {&t})) {
@@ -57,10 +52,9 @@ Tensor median_positions(const Tensor& x, int64_t d, bool ignore_nan, const char*
   const Tensor order = argsort_node(x, d, false, op);
   Tensor pos;
   if (!x.is_floating_point()) {
-    pos = full(Shape{}, Scalar((n - 1) / 2), TensorOptions(DType::Int64).device(x.device()));
-    Shape s = x.sizes();
-    s[static_cast<size_t>(d)] = 1;
-    pos = pos.expand(s);
+    Shape kept = x.sizes();
+    kept[static_cast<size_t>(d)] = 1;
+    pos = full(kept, Scalar((n - 1) / 2), TensorOptions(DType::Int64).device(x.device()));
   } else {
     const Tensor nans = x.isnan().sum(d, true);
     pos = ignore_nan ? ((n - 1 - nans).clamp_min(0)).floor_divide(2) : where(nans > 0, n - nans, Scalar((n - 1) / 2));
@@ -74,7 +68,7 @@ std::tuple<Tensor, Tensor> median_dim(const Tensor& t, int64_t dim, bool keepdim
   const int64_t d = wrap_dim(dim, t.dim(), op);
   KILN_CHECK(t.dim() == 0 || t.size(d) > 0, op, op, "(): Expected reduction dim ", d,
              " to have non-zero size (shape ", shape_text(t.sizes()), ")");
-  const Tensor x = as_row(t);
+  const Tensor x = as_vector(t);
   Tensor at = median_positions(x, d, ignore_nan, op);  // keepdim shape
   const Tensor positions = t.dim() == 0 ? at.reshape({}) : keepdim ? at : at.squeeze(d);
   return {values_at(t, d, positions, keepdim, ignore_nan ? GradFn::NanmedianBackward1 : GradFn::MedianBackward1, op),
@@ -84,7 +78,8 @@ std::tuple<Tensor, Tensor> median_dim(const Tensor& t, int64_t dim, bool keepdim
 Tensor median_all(const Tensor& t, bool ignore_nan) {
   const char* op = ignore_nan ? "nanmedian" : "median";
   check_sortable(t, op);
-  if (t.numel() == 0) return full(Shape{}, std::numeric_limits<double>::quiet_NaN(), TensorOptions(t.dtype()).device(t.device()));
+  if (t.numel() == 0)
+    return full(Shape{}, std::numeric_limits<double>::quiet_NaN(), TensorOptions(t.dtype()).device(t.device()));
   const Tensor flat = t.reshape({-1});
   const Tensor at = median_positions(flat, 0, ignore_nan, op).reshape({});
   Tensor values;
@@ -105,7 +100,7 @@ std::tuple<Tensor, Tensor> Tensor::sort(int64_t dim, bool descending, SourceLoc 
   const LocScope at(loc);
   check_sortable(*this, "sort");
   const int64_t d = wrap_dim(dim, this->dim(), "sort");
-  Tensor positions = argsort_node(as_row(*this), d, descending, "sort");
+  Tensor positions = argsort_node(as_vector(*this), d, descending, "sort");
   if (this->dim() == 0) positions = positions.reshape({});
   return {values_at(*this, d, positions, true, GradFn::SortBackward0, "sort"), positions};
 }
@@ -114,7 +109,7 @@ Tensor Tensor::argsort(int64_t dim, bool descending, SourceLoc loc) const {
   const LocScope at(loc);
   check_sortable(*this, "argsort");
   const int64_t d = wrap_dim(dim, this->dim(), "argsort");
-  const Tensor positions = argsort_node(as_row(*this), d, descending, "argsort");
+  const Tensor positions = argsort_node(as_vector(*this), d, descending, "argsort");
   return this->dim() == 0 ? positions.reshape({}) : positions;
 }
 
@@ -131,7 +126,7 @@ std::tuple<Tensor, Tensor> Tensor::topk(int64_t k, int64_t dim, bool largest, bo
   const int64_t n = this->dim() == 0 ? 1 : size(d);
   KILN_CHECK(k >= 0 && k <= n, "topk", "selected index k out of range (k = ", k, ", size ", n, " along dim ", d,
              " of shape ", shape_text(sizes()), ")");
-  Tensor positions = argsort_node(as_row(*this), d, largest, "topk", k);
+  Tensor positions = argsort_node(as_vector(*this), d, largest, "topk", k);
   if (this->dim() == 0) positions = positions.reshape({});
   return {values_at(*this, d, positions, true, GradFn::TopkBackward0, "topk"), positions};
 }
@@ -143,7 +138,7 @@ std::tuple<Tensor, Tensor> Tensor::kthvalue(int64_t k, int64_t dim, bool keepdim
   const int64_t n = this->dim() == 0 ? 1 : size(d);
   KILN_CHECK(k >= 1 && k <= n, "kthvalue", "kthvalue(): selected number k out of range for dimension ", d,
              " (k = ", k, ", size ", n, " of shape ", shape_text(sizes()), ")");
-  Tensor at_k = argsort_node(as_row(*this), d, false, "kthvalue", k).narrow(d, k - 1, 1);
+  Tensor at_k = argsort_node(as_vector(*this), d, false, "kthvalue", k).narrow(d, k - 1, 1);
   const Tensor positions = this->dim() == 0 ? at_k.reshape({}) : keepdim ? at_k : at_k.squeeze(d);
   return {values_at(*this, d, positions, keepdim, GradFn::KthvalueBackward0, "kthvalue"), positions};
 }

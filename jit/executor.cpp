@@ -236,16 +236,15 @@ std::vector<BufferPtr> evaluate(const std::vector<NodePtr>& roots, bool interpre
         if (!b) b = Buffer::allocate(o->dtype, o->numel(), Device());
         outs.push_back(b);
       }
-      if (st.kind == StepKind::Sort) {
+      if (is_library(st.kind)) {
         const auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
-        run_sort(*st.outputs[0], *buffer_of(st.inputs[0]), *outs[0]);
-        ++counters().library_calls;
-        if (timed) profile_launch(st, elapsed_ns(t0), bytes_of(st.inputs) + bytes_of(st.outputs));
-      } else if (st.kind == StepKind::Matmul) {
-        const auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
-        const Node& mm = *st.outputs[0];
-        run_matmul(mm, matmul_operand(mm, 0, *st.inputs[0], *buffer_of(st.inputs[0])),
-                   matmul_operand(mm, 1, *st.inputs[1], *buffer_of(st.inputs[1])), *outs[0]);
+        const Node& out = *st.outputs[0];
+        if (st.kind == StepKind::Sort) {
+          run_sort(out, *buffer_of(st.inputs[0]), *outs[0]);
+        } else {
+          run_matmul(out, matmul_operand(out, 0, *st.inputs[0], *buffer_of(st.inputs[0])),
+                     matmul_operand(out, 1, *st.inputs[1], *buffer_of(st.inputs[1])), *outs[0]);
+        }
         ++counters().library_calls;
         if (timed) profile_launch(st, elapsed_ns(t0), bytes_of(st.inputs) + bytes_of(st.outputs));
       } else {

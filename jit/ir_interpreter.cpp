@@ -153,24 +153,18 @@ class Interp {
         break;
       case Combiner::All: x.v.i = x.v.i && v.i; break;
       case Combiner::Any: x.v.i = x.v.i || v.i; break;
-      case Combiner::LogAddExp: {  // kernel_ir.h; in the accumulator's precision
-        const bool dbl = acc.dtype == DType::Float64;
-        const double c = x.v.f;
-        const double mn = std::isnan(c) ? c : std::min(v.f, c), mx = std::isnan(c) ? c : std::max(v.f, c);
-        double r = v.f;
-        if (mn != mx || std::isfinite(mn))
-          r = dbl ? std::log1p(std::exp(mn - mx)) + mx
-                  : static_cast<double>(std::log1p(std::exp(static_cast<float>(mn - mx))) + static_cast<float>(mx));
+      case Combiner::LogAddExp: {  // in the accumulator's precision, as the reference
+        const double r = acc.dtype == DType::Float64
+                             ? reference::log_add_exp(v.f, x.v.f)
+                             : reference::log_add_exp(static_cast<float>(v.f), static_cast<float>(x.v.f));
         x.v = norm(acc.dtype, V{.f = r});
         break;
       }
       case Combiner::CumMax:
-      case Combiner::CumMin: {  // PyTorch's cummax rule (kernel_ir.h)
+      case Combiner::CumMin: {  // PyTorch's cummax rule, as the reference
         const bool is_max = acc.combiner == Combiner::CumMax;
-        bool take;
-        if (x.where < 0 || (fp && std::isnan(v.f))) take = true;
-        else if (fp) take = !std::isnan(x.v.f) && (is_max ? v.f >= x.v.f : v.f <= x.v.f);
-        else take = is_max ? v.i >= x.v.i : v.i <= x.v.i;
+        const bool take = x.where < 0 || (fp ? reference::replaces(is_max, v.f, x.v.f)
+                                             : reference::replaces(is_max, v.i, x.v.i));
         if (take) {
           x.v = v;
           x.where = get(s.index).i;

@@ -7,7 +7,6 @@
 // The Lowerer and its per-value helpers are in lowerer.h.
 #include "jit/lower.h"
 
-#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
@@ -420,17 +419,19 @@ Lowered Lowerer::lower_scan(const std::vector<const Node*>& group) {
   // `lanes` running values over columns first + t of the last dim (or, not
   // tiled, the one of this row), the scan loop inside `at`.
   auto scan = [&](std::vector<Stmt>* at, ValueId first, int64_t lanes) {
-    // per lane: the accumulator of each member (members of one combiner share it)
-    std::vector<std::vector<int32_t>> accs(static_cast<size_t>(lanes));
+    // per lane: the accumulator of each member (members of one combiner
+    // share it), and the lane's distinct accumulators, each updated once
+    std::vector<std::vector<int32_t>> accs(static_cast<size_t>(lanes)), distinct(static_cast<size_t>(lanes));
     for (int64_t t = 0; t < lanes; ++t)
-      for (size_t j = 0; j < group.size(); ++j) {
-        const Accumulator a = accumulator(group[j]->op);
+      for (const Node* g : group) {
+        const Accumulator a = accumulator(g->op);
         int32_t id = -1;
-        for (size_t i = 0; i < j && id < 0; ++i)
-          if (k_.accs[static_cast<size_t>(accs[t][i])].combiner == a.combiner) id = accs[t][i];
+        for (const int32_t c : distinct[t])
+          if (k_.accs[static_cast<size_t>(c)].combiner == a.combiner) id = c;
         if (id < 0) {
           id = static_cast<int32_t>(k_.accs.size());
           k_.accs.push_back(a);
+          distinct[t].push_back(id);
           Stmt init{StmtKind::AccInit};
           init.acc = id;
           at->push_back(init);
@@ -442,11 +443,7 @@ Lowered Lowerer::lower_scan(const std::vector<const Node*>& group) {
     for (int64_t t = 0; t < lanes; ++t) {
       if (tiled) at_idx[static_cast<size_t>(last)] = iadd(first, iconst(t));
       const ValueId in = value(x, at_idx);
-      for (size_t j = 0; j < group.size(); ++j) {
-        const int32_t id = accs[t][j];
-        if (std::find(accs[t].begin(), accs[t].begin() + static_cast<std::ptrdiff_t>(j), id) !=
-            accs[t].begin() + static_cast<std::ptrdiff_t>(j))
-          continue;  // updated for an earlier member
+      for (const int32_t id : distinct[t]) {
         const Accumulator& a = k_.accs[static_cast<size_t>(id)];
         Stmt upd{StmtKind::AccUpdate};
         upd.acc = id;
@@ -459,7 +456,8 @@ Lowered Lowerer::lower_scan(const std::vector<const Node*>& group) {
         const Node* g = group[j];
         const bool position = g->op == Op::CumArgMax || g->op == Op::CumArgMin;
         const int32_t id = accs[t][j];
-        Value running{position ? VOp::AccIndex : VOp::AccRead, position ? DType::Int64 : k_.accs[static_cast<size_t>(id)].dtype};
+        Value running{position ? VOp::AccIndex : VOp::AccRead,
+                      position ? DType::Int64 : k_.accs[static_cast<size_t>(id)].dtype};
         running.a = id;
         const ValueId v = cast(add(running), g->dtype);
         if (slots[j] < 0) slots[j] = output_slot(g->dtype);

@@ -280,9 +280,10 @@ RULE(Scatter) {
   if (f.needs(1)) r[1] = gather_node(g, d, index, "scatter_backward");
   return r;
 }
+// The running sums of t along d taken from the end.
+Tensor reversed_cumsum(const Tensor& t, int64_t d, const char* op) { return cumsum_node(t.flip({d}), d, op).flip({d}); }
 RULE(Cumsum) {  // each input adds into every later output: g summed from the end
-  const int64_t d = f.ints[0];
-  return {cumsum_node(g.flip({d}), d, "cumsum_backward").flip({d})};
+  return {reversed_cumsum(g, f.ints[0], "cumsum_backward")};
 }
 // Each input multiplies into every later output: sum_j>=i g_j out_j / x_i
 // before the first zero of a row; at that zero, the products of the other
@@ -291,11 +292,10 @@ RULE(Cumsum) {  // each input adds into every later output: g summed from the en
 RULE(Cumprod) {
   const int64_t d = f.ints[0];
   const Tensor x = f.saved_tensor(0), out = f.saved_tensor(1);
-  auto reversed_cumsum = [&](const Tensor& t) { return cumsum_node(t.flip({d}), d, "cumprod_backward").flip({d}); };
   const Tensor is_zero = x == 0;
   const Tensor zeros_so_far = cumsum_node(is_zero.to(DType::Int64), d, "cumprod_backward");
   const Tensor first_zero = is_zero.logical_and(zeros_so_far == 1);
-  const Tensor before = reversed_cumsum(g * out) / x;
+  const Tensor before = reversed_cumsum(g * out, d, "cumprod_backward") / x;
   const Tensor others = where(first_zero, 1.0, x).cumprod(d);  // the zero's own factor left out
   const Tensor at_zero = where(zeros_so_far >= 1, g * others, 0.0).sum(d, true);
   return {where(zeros_so_far == 0, before, where(first_zero, at_zero, 0.0))};

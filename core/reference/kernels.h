@@ -3,6 +3,7 @@
 // DType, compute types, and the one value-conversion rule `cast_value`).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
@@ -102,6 +103,25 @@ template <typename To, typename From> To cast_value(From v) {
   } else {
     return static_cast<To>(v);  // integer -> float / double: one rounding
   }
+}
+
+// The scans' rules, shared by the reference and the IR interpreter.
+// PyTorch's _log_add_exp_helper(x, acc): log(exp(x) + exp(acc)) in A, NaN
+// propagating, two equal infinities kept (logcumsumexp's step).
+template <typename A>
+A log_add_exp(A x, A acc) {
+  const A mn = std::isnan(acc) ? acc : std::min(x, acc), mx = std::isnan(acc) ? acc : std::max(x, acc);
+  return mn != mx || std::isfinite(mn) ? std::log1p(std::exp(mn - mx)) + mx : x;
+}
+// Whether x replaces the kept value k (PyTorch's cummax / cummin rule: a
+// value >= (<=) the kept one, or a NaN; nothing but a NaN replaces a NaN).
+template <typename C>
+bool replaces(bool is_max, C x, C k) {
+  if constexpr (std::is_floating_point_v<C>) {
+    if (std::isnan(x)) return true;
+    if (std::isnan(k)) return false;
+  }
+  return is_max ? x >= k : x <= k;
 }
 
 // Integer power by repeated squaring, wrapping mod 2^64. A negative exponent

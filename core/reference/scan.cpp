@@ -7,9 +7,6 @@
 // PyTorch's cummax_cummin_helper: a value >= (<=) the kept one, or a NaN,
 // replaces it; nothing but a NaN replaces a NaN. ArgSort: the rows sorted
 // by core/sort_rows.h, the rule the JIT's sort steps run too.
-#include <algorithm>
-#include <cmath>
-
 #include "core/reference/kernels.h"
 
 #include "core/sort_rows.h"
@@ -27,22 +24,9 @@ A combine(Op op, A acc, A x) {
     const auto ua = static_cast<uint64_t>(acc), ux = static_cast<uint64_t>(x);
     return static_cast<A>(op == Op::CumSum ? ua + ux : ua * ux);
   } else {
-    if (op == Op::LogCumSumExp) {  // PyTorch's _log_add_exp_helper(x, acc)
-      const A mn = std::isnan(acc) ? acc : std::min(x, acc), mx = std::isnan(acc) ? acc : std::max(x, acc);
-      return mn != mx || std::isfinite(mn) ? std::log1p(std::exp(mn - mx)) + mx : x;
-    }
+    if (op == Op::LogCumSumExp) return log_add_exp(x, acc);
     return op == Op::CumSum ? acc + x : acc * x;
   }
-}
-
-// Whether x replaces the kept value k (PyTorch's cummax / cummin rule).
-template <typename C>
-bool replaces(bool is_max, C x, C k) {
-  if constexpr (std::is_floating_point_v<C>) {
-    if (std::isnan(x)) return true;
-    if (std::isnan(k)) return false;
-  }
-  return is_max ? x >= k : x <= k;
 }
 }  // namespace
 
