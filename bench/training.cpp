@@ -278,7 +278,7 @@ Row run_torch_lr(const LrData& d, const Options& opt) {
     row.result = {w.item<float>(), b.item<float>()};
   });
 #else
-  (void)variant, (void)library_loss, (void)d, (void)opt;
+  (void)d, (void)opt;
   return torch_not_built();
 #endif
 }

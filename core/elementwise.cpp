@@ -36,7 +36,7 @@ DType floating_compute_type(DType t) { return is_floating_point(t) ? t : default
 
 
 DType binary_compute_type(Op op, DType promoted) {
-  if (op == Op::Div) return floating_compute_type(promoted);
+  if (op == Op::Div || op == Op::Atan2) return floating_compute_type(promoted);
   return promoted;
 }
 
@@ -82,6 +82,11 @@ void record_binary(Op op, const Tensor& out, const Tensor& a, const Tensor& b) {
       f->save(a);
       f->save(b);
       f->save_output(out);
+      return;
+    case Op::Atan2:
+      f = record(GradFn::Atan2Backward0, out, {&a, &b});
+      f->save(a);
+      f->save(b);
       return;
     case Op::Fmod:
       f = record(GradFn::FmodBackward0, out, {&a, &b});
@@ -144,6 +149,18 @@ void record_unary(Op op, const Tensor& out, const Tensor& in) {
     case Op::Log1p: kind = GradFn::Log1pBackward0; save = kInput; break;
     case Op::Expm1: kind = GradFn::Expm1Backward0; save = kOutput; break;
     case Op::Erf: kind = GradFn::ErfBackward0; save = kInput; break;
+    case Op::Tan: kind = GradFn::TanBackward0; save = kOutput; break;
+    case Op::Asin: kind = GradFn::AsinBackward0; save = kInput; break;
+    case Op::Acos: kind = GradFn::AcosBackward0; save = kInput; break;
+    case Op::Atan: kind = GradFn::AtanBackward0; save = kInput; break;
+    case Op::Sinh: kind = GradFn::SinhBackward0; save = kInput; break;
+    case Op::Cosh: kind = GradFn::CoshBackward0; save = kInput; break;
+    case Op::Asinh: kind = GradFn::AsinhBackward0; save = kInput; break;
+    case Op::Acosh: kind = GradFn::AcoshBackward0; save = kInput; break;
+    case Op::Atanh: kind = GradFn::AtanhBackward0; save = kInput; break;
+    case Op::Log2: kind = GradFn::Log2Backward0; save = kInput; break;
+    case Op::Log10: kind = GradFn::Log10Backward0; save = kInput; break;
+    case Op::Exp2: kind = GradFn::Exp2Backward0; save = kOutput; break;
     case Op::Floor: kind = GradFn::FloorBackward0; break;
     case Op::Ceil: kind = GradFn::CeilBackward0; break;
     case Op::Round: kind = GradFn::RoundBackward0; break;
@@ -389,6 +406,58 @@ Tensor Tensor::expm1(SourceLoc loc) const {
 Tensor Tensor::erf(SourceLoc loc) const {
   const LocScope at(loc);
   return unary_float(Op::Erf, *this, "erf");
+}
+Tensor Tensor::tan(SourceLoc loc) const {
+  const LocScope at(loc);
+  return unary_float(Op::Tan, *this, "tan");
+}
+Tensor Tensor::asin(SourceLoc loc) const {
+  const LocScope at(loc);
+  return unary_float(Op::Asin, *this, "asin");
+}
+Tensor Tensor::acos(SourceLoc loc) const {
+  const LocScope at(loc);
+  return unary_float(Op::Acos, *this, "acos");
+}
+Tensor Tensor::atan(SourceLoc loc) const {
+  const LocScope at(loc);
+  return unary_float(Op::Atan, *this, "atan");
+}
+Tensor Tensor::sinh(SourceLoc loc) const {
+  const LocScope at(loc);
+  return unary_float(Op::Sinh, *this, "sinh");
+}
+Tensor Tensor::cosh(SourceLoc loc) const {
+  const LocScope at(loc);
+  return unary_float(Op::Cosh, *this, "cosh");
+}
+Tensor Tensor::asinh(SourceLoc loc) const {
+  const LocScope at(loc);
+  return unary_float(Op::Asinh, *this, "asinh");
+}
+Tensor Tensor::acosh(SourceLoc loc) const {
+  const LocScope at(loc);
+  return unary_float(Op::Acosh, *this, "acosh");
+}
+Tensor Tensor::atanh(SourceLoc loc) const {
+  const LocScope at(loc);
+  return unary_float(Op::Atanh, *this, "atanh");
+}
+Tensor Tensor::log2(SourceLoc loc) const {
+  const LocScope at(loc);
+  return unary_float(Op::Log2, *this, "log2");
+}
+Tensor Tensor::log10(SourceLoc loc) const {
+  const LocScope at(loc);
+  return unary_float(Op::Log10, *this, "log10");
+}
+Tensor Tensor::exp2(SourceLoc loc) const {
+  const LocScope at(loc);
+  return unary_float(Op::Exp2, *this, "exp2");
+}
+Tensor Tensor::atan2(const Tensor& other, SourceLoc loc) const {
+  const LocScope at(loc);
+  return binary_op(Op::Atan2, *this, other, "atan2");
 }
 
 namespace {

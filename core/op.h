@@ -98,12 +98,25 @@ enum class OpClass : uint8_t {
   X(Log1p, Unary, 1)              \
   X(Expm1, Unary, 1)              \
   X(Erf, Unary, 1)                \
+  X(Tan, Unary, 1)                \
+  X(Asin, Unary, 1)               \
+  X(Acos, Unary, 1)               \
+  X(Atan, Unary, 1)               \
+  X(Sinh, Unary, 1)               \
+  X(Cosh, Unary, 1)               \
+  X(Asinh, Unary, 1)              \
+  X(Acosh, Unary, 1)              \
+  X(Atanh, Unary, 1)              \
+  X(Log2, Unary, 1)               \
+  X(Log10, Unary, 1)              \
+  X(Exp2, Unary, 1)               \
   X(LogicalNot, Unary, 1)         \
   X(Add, Binary, 2)               \
   X(Sub, Binary, 2)               \
   X(Mul, Binary, 2)               \
   X(Div, Binary, 2)               \
   X(Pow, Binary, 2)               \
+  X(Atan2, Binary, 2)             \
   X(Fmod, Binary, 2)              \
   X(Maximum, Binary, 2)           \
   X(Minimum, Binary, 2)           \
@@ -169,7 +182,10 @@ inline bool is_source(Op op) {
 // worth storing and reloading rather than computing twice in one kernel.
 inline bool is_transcendental(Op op) {
   return op == Op::Exp || op == Op::Log || op == Op::Sin || op == Op::Cos || op == Op::Tanh ||
-         op == Op::Sigmoid || op == Op::Pow || op == Op::Log1p || op == Op::Expm1 || op == Op::Erf;
+         op == Op::Sigmoid || op == Op::Pow || op == Op::Log1p || op == Op::Expm1 || op == Op::Erf ||
+         op == Op::Tan || op == Op::Asin || op == Op::Acos || op == Op::Atan || op == Op::Sinh ||
+         op == Op::Cosh || op == Op::Asinh || op == Op::Acosh || op == Op::Atanh || op == Op::Log2 ||
+         op == Op::Log10 || op == Op::Exp2 || op == Op::Atan2;
 }
 // Comparisons produce bool from inputs of any dtype.
 inline bool is_comparison(Op op) {

@@ -289,6 +289,7 @@ class Interp {
         case VOp::Div: x = dbl ? a / b : af / bf; break;
         case VOp::Mod: x = dbl ? std::fmod(a, b) : std::fmod(af, bf); break;
         case VOp::Pow: x = dbl ? std::pow(a, b) : std::pow(af, bf); break;
+        case VOp::Atan2: x = dbl ? std::atan2(a, b) : std::atan2(af, bf); break;
         // The reference's formulas: NaN propagates, and on ties (+0, -0) the
         // second operand wins.
         case VOp::Max: x = std::isnan(a) ? a : std::isnan(b) ? b : a > b ? a : b; break;
@@ -307,6 +308,18 @@ class Interp {
         case VOp::Log1p: x = dbl ? std::log1p(a) : std::log1p(af); break;
         case VOp::Expm1: x = dbl ? std::expm1(a) : std::expm1(af); break;
         case VOp::Erf: x = dbl ? std::erf(a) : std::erf(af); break;
+        case VOp::Tan: x = dbl ? std::tan(a) : std::tan(af); break;
+        case VOp::Asin: x = dbl ? std::asin(a) : std::asin(af); break;
+        case VOp::Acos: x = dbl ? std::acos(a) : std::acos(af); break;
+        case VOp::Atan: x = dbl ? std::atan(a) : std::atan(af); break;
+        case VOp::Sinh: x = dbl ? std::sinh(a) : std::sinh(af); break;
+        case VOp::Cosh: x = dbl ? std::cosh(a) : std::cosh(af); break;
+        case VOp::Asinh: x = dbl ? std::asinh(a) : std::asinh(af); break;
+        case VOp::Acosh: x = dbl ? std::acosh(a) : std::acosh(af); break;
+        case VOp::Atanh: x = dbl ? std::atanh(a) : std::atanh(af); break;
+        case VOp::Log2: x = dbl ? std::log2(a) : std::log2(af); break;
+        case VOp::Log10: x = dbl ? std::log10(a) : std::log10(af); break;
+        case VOp::Exp2: x = dbl ? std::exp2(a) : std::exp2(af); break;
         case VOp::Floor: x = std::floor(a); break;
         case VOp::Ceil: x = std::ceil(a); break;
         case VOp::Round: x = std::nearbyint(a); break;

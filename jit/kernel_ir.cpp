@@ -20,6 +20,7 @@ const char* vop_name(VOp op) {
     case VOp::Div: return "div";
     case VOp::Mod: return "mod";
     case VOp::Pow: return "pow";
+    case VOp::Atan2: return "atan2";
     case VOp::Max: return "max";
     case VOp::Min: return "min";
     case VOp::Neg: return "neg";
@@ -28,6 +29,18 @@ const char* vop_name(VOp op) {
     case VOp::Expm1: return "expm1";
     case VOp::Log1p: return "log1p";
     case VOp::Erf: return "erf";
+    case VOp::Tan: return "tan";
+    case VOp::Asin: return "asin";
+    case VOp::Acos: return "acos";
+    case VOp::Atan: return "atan";
+    case VOp::Sinh: return "sinh";
+    case VOp::Cosh: return "cosh";
+    case VOp::Asinh: return "asinh";
+    case VOp::Acosh: return "acosh";
+    case VOp::Atanh: return "atanh";
+    case VOp::Log2: return "log2";
+    case VOp::Log10: return "log10";
+    case VOp::Exp2: return "exp2";
     case VOp::Floor: return "floor";
     case VOp::Ceil: return "ceil";
     case VOp::Round: return "round";

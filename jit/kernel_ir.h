@@ -81,8 +81,9 @@ enum class VOp : uint8_t {
   // memory
   Load,       // a = buffer slot, args[0] = element index (Int64)
   // elementwise math; operand dtypes equal the result dtype unless stated
-  Add, Sub, Mul, Div, Mod, Pow, Max, Min,
+  Add, Sub, Mul, Div, Mod, Pow, Atan2, Max, Min,
   Neg, Abs, Exp, Expm1, Log, Log1p, Sqrt, Rsqrt, Sin, Cos, Tanh, Erf, Sigmoid, Relu,
+  Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Log2, Log10, Exp2,
   Floor, Ceil, Round, Trunc, Sign,  // Round: half to even; Sign: (0 < x) - (x < 0)
   LogicalNot,          // any operand dtype -> Bool
   Eq, Ne, Lt, Le, Gt, Ge,  // operands of one dtype -> Bool

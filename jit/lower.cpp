@@ -91,6 +91,18 @@ ValueId Lowerer::compute(const Node* n, const Idx& idx) {
     case Op::Log1p: return unary(VOp::Log1p, n, idx);
     case Op::Expm1: return unary(VOp::Expm1, n, idx);
     case Op::Erf: return unary(VOp::Erf, n, idx);
+    case Op::Tan: return unary(VOp::Tan, n, idx);
+    case Op::Asin: return unary(VOp::Asin, n, idx);
+    case Op::Acos: return unary(VOp::Acos, n, idx);
+    case Op::Atan: return unary(VOp::Atan, n, idx);
+    case Op::Sinh: return unary(VOp::Sinh, n, idx);
+    case Op::Cosh: return unary(VOp::Cosh, n, idx);
+    case Op::Asinh: return unary(VOp::Asinh, n, idx);
+    case Op::Acosh: return unary(VOp::Acosh, n, idx);
+    case Op::Atanh: return unary(VOp::Atanh, n, idx);
+    case Op::Log2: return unary(VOp::Log2, n, idx);
+    case Op::Log10: return unary(VOp::Log10, n, idx);
+    case Op::Exp2: return unary(VOp::Exp2, n, idx);
     case Op::LogicalNot: return unary(VOp::LogicalNot, n, idx);
     case Op::Add: return binary(VOp::Add, n, idx);
     case Op::Sub: return binary(VOp::Sub, n, idx);
@@ -98,6 +110,7 @@ ValueId Lowerer::compute(const Node* n, const Idx& idx) {
     case Op::Div: return is_floating_point(n->dtype) ? binary(VOp::Div, n, idx) : int_division(VOp::Div, n, idx);
     case Op::Fmod: return is_floating_point(n->dtype) ? binary(VOp::Mod, n, idx) : int_division(VOp::Mod, n, idx);
     case Op::Pow: return binary(VOp::Pow, n, idx);
+    case Op::Atan2: return binary(VOp::Atan2, n, idx);
     case Op::Maximum: return binary(VOp::Max, n, idx);
     case Op::Minimum: return binary(VOp::Min, n, idx);
     case Op::Eq: return binary(VOp::Eq, n, idx);

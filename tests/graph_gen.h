@@ -400,6 +400,12 @@ class Gen {
         {"logical_not", &Tensor::logical_not, 0}, {"contiguous", &Tensor::contiguous, 0},
         {"clone", &Tensor::clone, 0},     {"log1p", &Tensor::log1p, kInexact},
         {"expm1", &Tensor::expm1, kInexact | kAmplifying}, {"erf", &Tensor::erf, kInexact},
+        {"tan", &Tensor::tan, kInexact | kPeriodic | kAmplifying}, {"asin", &Tensor::asin, kInexact | kAmplifying},
+        {"acos", &Tensor::acos, kInexact | kAmplifying}, {"atan", &Tensor::atan, kInexact},
+        {"sinh", &Tensor::sinh, kInexact | kAmplifying}, {"cosh", &Tensor::cosh, kInexact | kAmplifying},
+        {"asinh", &Tensor::asinh, kInexact}, {"acosh", &Tensor::acosh, kInexact | kAmplifying},
+        {"atanh", &Tensor::atanh, kInexact | kAmplifying}, {"log2", &Tensor::log2, kInexact},
+        {"log10", &Tensor::log10, kInexact}, {"exp2", &Tensor::exp2, kInexact | kAmplifying},
         // steps: an inexact argument may land on either side of one
         {"floor", &Tensor::floor, kPeriodic}, {"ceil", &Tensor::ceil, kPeriodic},
         {"trunc", &Tensor::trunc, kPeriodic}, {"frac", &Tensor::frac, kPeriodic},
@@ -539,7 +545,7 @@ class Gen {
     if (b < 0) return;
     static const char* names[] = {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq",
                                   "ne",  "lt",  "le",  "gt",  "ge",  "+",       "-",       "*",
-                                  "/",   "add_alpha", "sub_alpha", "fmod", "remainder", "floor_divide"};
+                                  "/",   "add_alpha", "sub_alpha", "fmod", "remainder", "floor_divide", "atan2"};
     const int op = static_cast<int>(uni(0, std::size(names) - 1));
     const bool swap = coin(0.3);
     const int x = swap ? b : a, y = swap ? a : b;
@@ -547,7 +553,8 @@ class Gen {
     Instr ins;
     ins.reads = {x, y};
     // the rounded divisions jump where an inexact operand crosses a multiple
-    ins.inexact = op == 4 ? kInexact | kAmplifying : op >= 19 ? kPeriodic : 0;
+    // (atan2 jumps by 2 pi where y changes sign left of the origin)
+    ins.inexact = op == 4 ? kInexact | kAmplifying : op == 22 ? kInexact | kPeriodic : op >= 19 ? kPeriodic : 0;
     const std::string X = vname(x), Y = vname(y), N = names[op];
     if (op >= 13 && op <= 16) ins.text = def(X + " " + N + " " + Y);
     else if (op == 17 || op == 18) ins.text = def(X + "." + N.substr(0, 3) + "(" + Y + ", " + scalar_text(alpha) + ")");
@@ -576,7 +583,8 @@ class Gen {
         case 18: return p.sub(q, alpha);
         case 19: return p.fmod(q);
         case 20: return p.remainder(q);
-        default: return p.floor_divide(q);
+        case 21: return p.floor_divide(q);
+        default: return p.atan2(q);
       }
     };
     emit(std::move(ins));

@@ -33,6 +33,38 @@ inline void check_jit(const kiln::Tensor& t) {
   CHECK(as_vec(kiln::jit::evaluate({n}, false)[0]) == ref);
 }
 
+// As check_jit for ops whose compiled float32 form is kiln's own function
+// (codegen/llvm/float_math.cpp), within an ulp or two of libm's: the
+// interpreter (libm, as the reference) has equal bits, the compiled kernel
+// a relative difference below eps (absolute near zero).
+inline void check_jit_close(const kiln::Tensor& t, double eps) {
+  kiln::NodePtr n = t.impl()->node();
+  auto as_vec = [&](const kiln::BufferPtr& b) {
+    return kiln::make_tensor(kiln::make_buffer_node(b, n->shape)).to_vector<double>();
+  };
+  const std::vector<double> ref = as_vec(kiln::reference::evaluate({n})[0]);
+  const std::vector<double> interpreted = as_vec(kiln::jit::evaluate({n}, true)[0]);
+  const std::vector<double> compiled = as_vec(kiln::jit::evaluate({n}, false)[0]);
+  REQUIRE(compiled.size() == ref.size());
+  size_t bad = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    const bool nan = std::isnan(ref[i]);
+    const bool same = nan ? std::isnan(interpreted[i]) : interpreted[i] == ref[i];
+    const bool close = nan ? std::isnan(compiled[i])
+                           : compiled[i] == ref[i] ||
+                                 std::fabs(compiled[i] - ref[i]) <= eps * (1 + std::fabs(ref[i]));
+    if ((!same || !close) && bad++ < 5) {
+      CAPTURE(i);
+      CAPTURE(ref[i]);
+      CAPTURE(interpreted[i]);
+      CAPTURE(compiled[i]);
+      CHECK(same);
+      CHECK(close);
+    }
+  }
+  CHECK(bad == 0);
+}
+
 // The kernels t's pending graph schedules into.
 inline size_t kernels(const kiln::Tensor& t) {
   return kiln::jit::schedule({t.impl()->storage->node}, kiln::jit::ScheduleOptions{}).steps.size();

@@ -96,6 +96,9 @@ TEST_CASE("errors: broadcast mismatch") {
   CHECK_HAS(KILN_ERROR_OF(a.div(b)), "[div]", "at non-singleton dimension 1");
   CHECK_HAS(KILN_ERROR_OF(a.lt(b)), "[lt]", "at non-singleton dimension 1");
   CHECK_HAS(KILN_ERROR_OF(kiln::maximum(a, b)), "[maximum]", "at non-singleton dimension 1");
+  CHECK_HAS(KILN_ERROR_OF(kiln::atan2(a, b)), "[atan2]", "The size of tensor a (3) must match the size of tensor b (4)",
+            "[2, 3]", "[2, 4]");
+  CHECK_HAS(KILN_ERROR_OF(Tensor().atan()), "[atan]", "undefined");
   CHECK_HAS(KILN_ERROR_OF(where(ones({2, 3}, kBool), a, b)), "[where]", "must match the size");
   CHECK_HAS(KILN_ERROR_OF(ones({3}).copy_(ones({4}))), "[copy_]", "[3]", "[4]");
 }

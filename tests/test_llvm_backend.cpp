@@ -246,6 +246,19 @@ template <typename T> void model(VOp op, const T* x, const T* y, const bool* c, 
       case VOp::Expm1: if constexpr (fp) set(std::expm1(a)); break;
       case VOp::Log1p: if constexpr (fp) set(std::log1p(a)); break;
       case VOp::Erf: if constexpr (fp) set(std::erf(a)); break;
+      case VOp::Tan: if constexpr (fp) set(std::tan(a)); break;
+      case VOp::Asin: if constexpr (fp) set(std::asin(a)); break;
+      case VOp::Acos: if constexpr (fp) set(std::acos(a)); break;
+      case VOp::Atan: if constexpr (fp) set(std::atan(a)); break;
+      case VOp::Sinh: if constexpr (fp) set(std::sinh(a)); break;
+      case VOp::Cosh: if constexpr (fp) set(std::cosh(a)); break;
+      case VOp::Asinh: if constexpr (fp) set(std::asinh(a)); break;
+      case VOp::Acosh: if constexpr (fp) set(std::acosh(a)); break;
+      case VOp::Atanh: if constexpr (fp) set(std::atanh(a)); break;
+      case VOp::Log2: if constexpr (fp) set(std::log2(a)); break;
+      case VOp::Log10: if constexpr (fp) set(std::log10(a)); break;
+      case VOp::Exp2: if constexpr (fp) set(std::exp2(a)); break;
+      case VOp::Atan2: if constexpr (fp) set(std::atan2(a, b)); break;
       case VOp::Floor: if constexpr (fp) set(std::floor(a)); break;
       case VOp::Ceil: if constexpr (fp) set(std::ceil(a)); break;
       case VOp::Round: if constexpr (fp) set(std::nearbyint(a)); break;
@@ -267,11 +280,11 @@ template <typename T> void model(VOp op, const T* x, const T* y, const bool* c, 
 bool is_transcendental(VOp op) {
   return op == VOp::Exp || op == VOp::Log || op == VOp::Sin || op == VOp::Cos ||
          op == VOp::Tanh || op == VOp::Sigmoid || op == VOp::Pow || op == VOp::Expm1 ||
-         op == VOp::Log1p || op == VOp::Erf;
+         op == VOp::Log1p || op == VOp::Erf || (op >= VOp::Tan && op <= VOp::Exp2) || op == VOp::Atan2;
 }
 bool is_binary(VOp op) {
   switch (op) {
-    case VOp::Add: case VOp::Sub: case VOp::Mul: case VOp::Div: case VOp::Mod: case VOp::Pow:
+    case VOp::Add: case VOp::Sub: case VOp::Mul: case VOp::Div: case VOp::Mod: case VOp::Pow: case VOp::Atan2:
     case VOp::Max: case VOp::Min: case VOp::Eq: case VOp::Ne: case VOp::Lt: case VOp::Le:
     case VOp::Gt: case VOp::Ge: return true;
     default: return false;
@@ -309,10 +322,12 @@ template <typename T> void check_ops_for() {
       VOp::Neg, VOp::Abs, VOp::Exp, VOp::Log, VOp::Sqrt, VOp::Rsqrt, VOp::Sin, VOp::Cos,
       VOp::Tanh, VOp::Sigmoid, VOp::Relu, VOp::LogicalNot, VOp::Eq, VOp::Ne, VOp::Lt,
       VOp::Le, VOp::Gt, VOp::Ge, VOp::Where, VOp::Expm1, VOp::Log1p, VOp::Erf, VOp::Floor,
-      VOp::Ceil, VOp::Round, VOp::Trunc, VOp::Sign};
+      VOp::Ceil, VOp::Round, VOp::Trunc, VOp::Sign, VOp::Atan2, VOp::Tan, VOp::Asin, VOp::Acos,
+      VOp::Atan, VOp::Sinh, VOp::Cosh, VOp::Asinh, VOp::Acosh, VOp::Atanh, VOp::Log2, VOp::Log10, VOp::Exp2};
   for (VOp op : ops) {
     const bool float_only = (op >= VOp::Exp && op <= VOp::Sigmoid) ||  // Exp .. Sigmoid
-                            (op >= VOp::Floor && op <= VOp::Trunc);
+                            (op >= VOp::Floor && op <= VOp::Trunc) || (op >= VOp::Tan && op <= VOp::Exp2) ||
+                            op == VOp::Atan2;
     if (float_only && !fp) continue;
     if (op == VOp::Div && !fp && dt != DType::Int64) continue;  // index arithmetic only
     if (op == VOp::Mod && fp) continue;
@@ -843,6 +858,33 @@ Accuracy measure_unary(VOp op, float lo, float hi, F libm, D dbl) {
   return acc;
 }
 
+// A binary function on pairs (xs[i], ys[i]): within 2 ulp of libm's float
+// function, with its sign (zeros included).
+template <typename F, typename D>
+Accuracy measure_binary(VOp op, const std::vector<float>& xs, const std::vector<float>& ys, F libm, D dbl) {
+  const size_t n = xs.size();
+  Buf a(kFloat32, n), b(kFloat32, n), o(kFloat32, n);
+  std::memcpy(a.ptr(), xs.data(), n * 4);
+  std::memcpy(b.ptr(), ys.data(), n * 4);
+  run(compile_map(op, kFloat32, kFloat32, 2), {&a, &b, &o}, {static_cast<int64_t>(n)}, 0, n);
+  Accuracy acc;
+  for (size_t i = 0; i < n; ++i) {
+    const float got = o.as<float>()[i], want = libm(xs[i], ys[i]);
+    const int64_t u1 = ulp32(got, want);
+    if (u1 > 2 || (!std::isnan(want) && std::signbit(got) != std::signbit(want))) {
+      CAPTURE(xs[i]);
+      CAPTURE(ys[i]);
+      CAPTURE(got);
+      CHECK(u1 <= 2);
+      CHECK(std::signbit(got) == std::signbit(want));
+    }
+    acc.vs_libm = std::max(acc.vs_libm, u1);
+    acc.vs_double = std::max(
+        acc.vs_double, ulp32(got, static_cast<float>(dbl(static_cast<double>(xs[i]), static_cast<double>(ys[i])))));
+  }
+  return acc;
+}
+
 }  // namespace
 
 TEST_CASE("llvm: float32 math accuracy against libm (<= 2 ulp)") {
@@ -867,6 +909,22 @@ TEST_CASE("llvm: float32 math accuracy against libm (<= 2 ulp)") {
                                 [](double x) { return std::log1p(x); }));
   report("erf", measure_unary(VOp::Erf, -5.0f, 5.0f, [](float x) { return std::erf(x); },
                               [](double x) { return std::erf(x); }));
+#define KILN_ACCURACY(OP, fn, lo, hi)                                                     \
+  report(#fn, measure_unary(VOp::OP, lo, hi, [](float x) { return std::fn(x); }, \
+                            [](double x) { return std::fn(x); }))
+  KILN_ACCURACY(Tan, tan, -100.0f, 100.0f);
+  KILN_ACCURACY(Asin, asin, -1.0f, 1.0f);
+  KILN_ACCURACY(Acos, acos, -1.0f, 1.0f);
+  KILN_ACCURACY(Atan, atan, -100.0f, 100.0f);
+  KILN_ACCURACY(Sinh, sinh, -95.0f, 95.0f);
+  KILN_ACCURACY(Cosh, cosh, -95.0f, 95.0f);
+  KILN_ACCURACY(Asinh, asinh, -1000.0f, 1000.0f);
+  KILN_ACCURACY(Acosh, acosh, 1.0f, 1000.0f);
+  KILN_ACCURACY(Atanh, atanh, -1.0f, 1.0f);
+  KILN_ACCURACY(Log2, log2, 0.0f, 1000.0f);
+  KILN_ACCURACY(Log10, log10, 0.0f, 1000.0f);
+  KILN_ACCURACY(Exp2, exp2, -160.0f, 130.0f);
+#undef KILN_ACCURACY
   report("sigmoid", measure_unary(
                         VOp::Sigmoid, -30.0f, 30.0f,
                         [](float x) { return 1.0f / (1.0f + std::exp(-x)); },
@@ -906,28 +964,23 @@ TEST_CASE("llvm: float32 math accuracy against libm (<= 2 ulp)") {
       xs.push_back(x);
       ys.push_back(y);
     }
-  const size_t n = xs.size();
-  Buf a(kFloat32, n), b(kFloat32, n), o(kFloat32, n);
-  std::memcpy(a.ptr(), xs.data(), n * 4);
-  std::memcpy(b.ptr(), ys.data(), n * 4);
-  run(compile_map(VOp::Pow, kFloat32, kFloat32, 2), {&a, &b, &o}, {static_cast<int64_t>(n)}, 0, n);
-  Accuracy acc;
-  for (size_t i = 0; i < n; ++i) {
-    const float got = o.as<float>()[i];
-    const int64_t u1 = ulp32(got, std::pow(xs[i], ys[i]));
-    if (u1 > 2 || (got == 0 && std::signbit(got) != std::signbit(std::pow(xs[i], ys[i])))) {
-      CAPTURE(xs[i]);
-      CAPTURE(ys[i]);
-      CAPTURE(got);
-      CHECK(u1 <= 2);
-      CHECK(std::signbit(got) == std::signbit(std::pow(xs[i], ys[i])));
-    }
-    acc.vs_libm = std::max(acc.vs_libm, u1);
-    acc.vs_double = std::max(
-        acc.vs_double,
-        ulp32(got, static_cast<float>(std::pow(static_cast<double>(xs[i]), static_cast<double>(ys[i])))));
+  report("pow", measure_binary(VOp::Pow, xs, ys, [](float x, float y) { return std::pow(x, y); },
+                               [](double x, double y) { return std::pow(x, y); }));
+  // atan2: random pairs of every sign and scale, and the C99 special cases
+  // (signed zeros, infinities, NaN) against each other
+  std::vector<float> ay, ax;
+  std::uniform_real_distribution<float> uc(-100.0f, 100.0f);
+  for (int x = 0; x < 60000; ++x) {
+    ay.push_back(uc(g) * (x % 3 == 0 ? 1e-20f : 1.0f));
+    ax.push_back(uc(g) * (x % 5 == 0 ? 1e20f : 1.0f));
   }
-  report("pow", acc);
+  for (float y : sp)
+    for (float x : sp) {
+      ay.push_back(y);
+      ax.push_back(x);
+    }
+  report("atan2", measure_binary(VOp::Atan2, ay, ax, [](float y, float x) { return std::atan2(y, x); },
+                                 [](double y, double x) { return std::atan2(y, x); }));
 }
 
 // The float32 functions are inline IR in a vectorized loop and calls of
@@ -945,9 +998,10 @@ TEST_CASE("llvm: float32 math in vector lanes and in the scalar remainder agree 
     return x == y;
   };
   for (VOp op : {VOp::Exp, VOp::Log, VOp::Sin, VOp::Cos, VOp::Tanh, VOp::Sigmoid, VOp::Pow,
-                 VOp::Expm1, VOp::Log1p, VOp::Erf}) {
+                 VOp::Expm1, VOp::Log1p, VOp::Erf, VOp::Tan, VOp::Asin, VOp::Acos, VOp::Atan, VOp::Sinh,
+                 VOp::Cosh, VOp::Asinh, VOp::Acosh, VOp::Atanh, VOp::Log2, VOp::Log10, VOp::Exp2, VOp::Atan2}) {
     CAPTURE(static_cast<int>(op));
-    const int arity = op == VOp::Pow ? 2 : 1;
+    const int arity = op == VOp::Pow || op == VOp::Atan2 ? 2 : 1;
     std::vector<float> xs = accuracy_inputs(-100.0f, 100.0f);
     xs.resize(40000);  // the bit-space sweep and random values, in one loop
     const size_t n = xs.size();

@@ -92,6 +92,7 @@ llvm::Value* float_op(Emitter& e, VOp op, llvm::ArrayRef<llvm::Value*> a) {
     case VOp::Div: return b.CreateFDiv(a[0], a[1]);
     case VOp::Mod: return b.CreateFRem(a[0], a[1]);
     case VOp::Pow: return dbl ? e.intrinsic(llvm::Intrinsic::pow, a) : emit_powf(e, a[0], a[1]);
+    case VOp::Atan2: return dbl ? e.libcall("atan2", a) : emit_atan2f(e, a[0], a[1]);
     case VOp::Neg: return b.CreateFNeg(a[0]);
     case VOp::Abs: return e.intrinsic(llvm::Intrinsic::fabs, {a[0]});
     case VOp::Relu: return b.CreateSelect(b.CreateFCmpUGT(a[0], zero), a[0], zero);
@@ -105,6 +106,18 @@ llvm::Value* float_op(Emitter& e, VOp op, llvm::ArrayRef<llvm::Value*> a) {
     case VOp::Expm1: return dbl ? e.libcall("expm1", {a[0]}) : emit_expm1f(e, a[0]);
     case VOp::Log1p: return dbl ? e.libcall("log1p", {a[0]}) : emit_log1pf(e, a[0]);
     case VOp::Erf: return dbl ? e.libcall("erf", {a[0]}) : emit_erff(e, a[0]);
+    case VOp::Tan: return dbl ? e.libcall("tan", {a[0]}) : emit_tanf(e, a[0]);
+    case VOp::Asin: return dbl ? e.libcall("asin", {a[0]}) : emit_asinf(e, a[0]);
+    case VOp::Acos: return dbl ? e.libcall("acos", {a[0]}) : emit_acosf(e, a[0]);
+    case VOp::Atan: return dbl ? e.libcall("atan", {a[0]}) : emit_atanf(e, a[0]);
+    case VOp::Sinh: return dbl ? e.libcall("sinh", {a[0]}) : emit_sinhf(e, a[0]);
+    case VOp::Cosh: return dbl ? e.libcall("cosh", {a[0]}) : emit_coshf(e, a[0]);
+    case VOp::Asinh: return dbl ? e.libcall("asinh", {a[0]}) : emit_asinhf(e, a[0]);
+    case VOp::Acosh: return dbl ? e.libcall("acosh", {a[0]}) : emit_acoshf(e, a[0]);
+    case VOp::Atanh: return dbl ? e.libcall("atanh", {a[0]}) : emit_atanhf(e, a[0]);
+    case VOp::Log2: return dbl ? e.libcall("log2", {a[0]}) : emit_log2f(e, a[0]);
+    case VOp::Log10: return dbl ? e.libcall("log10", {a[0]}) : emit_log10f(e, a[0]);
+    case VOp::Exp2: return dbl ? e.libcall("exp2", {a[0]}) : emit_exp2f(e, a[0]);
     case VOp::Floor: return e.intrinsic(llvm::Intrinsic::floor, {a[0]});
     case VOp::Ceil: return e.intrinsic(llvm::Intrinsic::ceil, {a[0]});
     case VOp::Trunc: return e.intrinsic(llvm::Intrinsic::trunc, {a[0]});

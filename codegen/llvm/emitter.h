@@ -145,6 +145,19 @@ llvm::Value* emit_powf(Emitter& e, llvm::Value* x, llvm::Value* y);
 llvm::Value* emit_expm1f(Emitter& e, llvm::Value* x);
 llvm::Value* emit_log1pf(Emitter& e, llvm::Value* x);
 llvm::Value* emit_erff(Emitter& e, llvm::Value* x);
+llvm::Value* emit_tanf(Emitter& e, llvm::Value* x);
+llvm::Value* emit_asinf(Emitter& e, llvm::Value* x);
+llvm::Value* emit_acosf(Emitter& e, llvm::Value* x);
+llvm::Value* emit_atanf(Emitter& e, llvm::Value* x);
+llvm::Value* emit_sinhf(Emitter& e, llvm::Value* x);
+llvm::Value* emit_coshf(Emitter& e, llvm::Value* x);
+llvm::Value* emit_asinhf(Emitter& e, llvm::Value* x);
+llvm::Value* emit_acoshf(Emitter& e, llvm::Value* x);
+llvm::Value* emit_atanhf(Emitter& e, llvm::Value* x);
+llvm::Value* emit_log2f(Emitter& e, llvm::Value* x);
+llvm::Value* emit_log10f(Emitter& e, llvm::Value* x);
+llvm::Value* emit_exp2f(Emitter& e, llvm::Value* x);
+llvm::Value* emit_atan2f(Emitter& e, llvm::Value* y, llvm::Value* x);
 // The lane functions behind the emitters above (vector_variants.cpp).
 std::vector<const LaneFn*> float_math_lane_fns();
 

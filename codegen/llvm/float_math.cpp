@@ -1,5 +1,7 @@
-// float32 exp, log, sin, cos, tanh, pow, expm1, log1p and erf as inline, branch-free LLVM IR, so
-// that loops using them vectorize (no libm calls, no tables, no gathers).
+// float32 exp, log, sin, cos, tanh, pow, expm1, log1p, erf, tan, asin, acos,
+// atan, atan2, sinh, cosh, asinh, acosh, atanh, log2, log10 and exp2 as
+// inline, branch-free LLVM IR, so that loops using them vectorize (no libm
+// calls, no tables, no gathers).
 // Each is a lane function (vector_variants.cpp): its body is built once per
 // vector width the vectorizer picks, and scalar code calls its twin in
 // runtime_math.cpp, the same steps in C++.
@@ -23,6 +25,12 @@
 //   pow   2^(y log2|x|) in double, then the sign / NaN / zero / inf rules
 //   expm1 tanh's expm1 in double; log1p log(1 + x) plus the rounding's term;
 //   erf   Taylor for |x| <= 1, else 1 - e^(-x^2) times a fitted polynomial
+//   tan   sin r / cos r, or -cos r / sin r in odd quadrants, after sin's reduction
+//   atan, atan2, asin, acos  atan of the smaller leg over the larger (two
+//         halvings, then Taylor), mirrored by quadrant; asin / acos are
+//         atan2 with the other leg sqrt((1 - x)(1 + x)), exact in double
+//   sinh, cosh, asinh, acosh, atanh  from expm1 / exp / log1p in double
+//   log2, log10  log's parts rescaled; exp2  2^k (1 + expm1((x - k) ln2))
 // 2^k is built from the exponent bits (k + 1.5 * 2^52 trick), so no
 // float <-> int conversion instructions are needed.
 #include <limits>
@@ -123,19 +131,23 @@ std::pair<llvm::Value*, llvm::Value*> log_parts(Emitter& e, llvm::Value* d) {
 
 llvm::Value* is_nan(Emitter& e, llvm::Value* x) { return e.b.CreateFCmpUNO(x, x); }
 
+llvm::Value* abs_double(Emitter& e, llvm::Value* v) {  // |v| widened to double
+  return e.intrinsic(llvm::Intrinsic::fabs, {e.b.CreateFPExt(v, e.f64())});
+}
+
 llvm::Value* sign_bit(Emitter& e, llvm::Value* x) {  // float x: true for -0 and negatives
   return e.b.CreateICmpSLT(e.b.CreateBitCast(x, e.i32()), e.c32(0));
 }
 
-// sin / cos of a float: reduction of |x| to r in [-pi/4, pi/4] (double) and
-// the quadrant q (i64, low two bits), then the polynomial for `want_sin`.
-llvm::Value* sincos(Emitter& e, llvm::Value* x, bool want_sin) {
+// The reduction of |x| (a float) to r in [-pi/4, pi/4] (double) and the
+// quadrant q (i64, low two bits): |x| = q pi/2 + r (mod 2 pi).
+std::pair<llvm::Value*, llvm::Value*> reduce_quadrant(Emitter& e, llvm::Value* x) {
   auto& b = e.b;
   // 2/pi in 24-bit pieces: piece j holds bits 24j+1 .. 24j+24 after the point.
   static const double kTwoOverPi[8] = {
       0xA2F983 * 0x1p-24,  0x6E4E44 * 0x1p-48,  0x1529FC * 0x1p-72,  0x2757D1 * 0x1p-96,
       0xF534DD * 0x1p-120, 0xC0DB62 * 0x1p-144, 0x95993C * 0x1p-168, 0x439041 * 0x1p-192};
-  llvm::Value* a = e.intrinsic(llvm::Intrinsic::fabs, {b.CreateFPExt(x, e.f64())});
+  llvm::Value* a = abs_double(e, x);
   llvm::Value* q[8];
   llvm::Value* approx = e.cd(0.0);
   for (int j = 0; j < 8; ++j) {
@@ -150,7 +162,12 @@ llvm::Value* sincos(Emitter& e, llvm::Value* x, bool want_sin) {
   // the pieces carrying integer bits come first and are summed exactly
   llvm::Value* frac = b.CreateFSub(q[0], n);
   for (int j = 1; j < 8; ++j) frac = b.CreateFAdd(frac, q[j]);
-  llvm::Value* r = b.CreateFMul(frac, e.cd(1.5707963267948966));
+  return {b.CreateFMul(frac, e.cd(1.5707963267948966)), quadrant};
+}
+
+// {sin r, cos r} for a double r in [-pi/4, pi/4]: Taylor to r^15 / r^16.
+std::pair<llvm::Value*, llvm::Value*> sin_cos_poly(Emitter& e, llvm::Value* r) {
+  auto& b = e.b;
   llvm::Value* z = b.CreateFMul(r, r);
   llvm::Value* sp = horner(e, z,
                            {-1.0 / 1307674368000.0, 1.0 / 6227020800.0, -1.0 / 39916800.0,
@@ -160,6 +177,20 @@ llvm::Value* sincos(Emitter& e, llvm::Value* x, bool want_sin) {
                            {1.0 / 20922789888000.0, -1.0 / 87178291200.0, 1.0 / 479001600.0,
                             -1.0 / 3628800.0, 1.0 / 40320.0, -1.0 / 720.0, 1.0 / 24.0, -0.5});
   llvm::Value* c = b.CreateFAdd(e.cd(1.0), b.CreateFMul(z, cp));
+  return {s, c};
+}
+
+llvm::Value* not_finite_to_nan(Emitter& e, llvm::Value* x, llvm::Value* f) {
+  llvm::Value* finite = e.b.CreateFCmpOLT(e.intrinsic(llvm::Intrinsic::fabs, {x}),
+                                          e.cf(std::numeric_limits<float>::infinity()));
+  return e.b.CreateSelect(finite, f, e.cf(std::numeric_limits<float>::quiet_NaN()));
+}
+
+// sin / cos of a float, by the polynomial for `want_sin`.
+llvm::Value* sincos(Emitter& e, llvm::Value* x, bool want_sin) {
+  auto& b = e.b;
+  auto [r, quadrant] = reduce_quadrant(e, x);
+  auto [s, c] = sin_cos_poly(e, r);
   // sin(|x|): q=0 sin r, 1 cos r, 2 -sin r, 3 -cos r; cos(|x|): q=0 cos, 1 -sin, 2 -cos, 3 sin
   llvm::Value* odd = b.CreateICmpNE(b.CreateAnd(quadrant, e.c64(1)), e.c64(0));
   llvm::Value* v = want_sin ? b.CreateSelect(odd, c, s) : b.CreateSelect(odd, s, c);
@@ -168,9 +199,7 @@ llvm::Value* sincos(Emitter& e, llvm::Value* x, bool want_sin) {
   v = b.CreateSelect(negate, b.CreateFNeg(v), v);
   llvm::Value* f = b.CreateFPTrunc(v, e.f32());
   if (want_sin) f = b.CreateSelect(sign_bit(e, x), b.CreateFNeg(f), f);  // sin is odd
-  llvm::Value* finite = b.CreateFCmpOLT(e.intrinsic(llvm::Intrinsic::fabs, {x}),
-                                        e.cf(std::numeric_limits<float>::infinity()));
-  return b.CreateSelect(finite, f, e.cf(std::numeric_limits<float>::quiet_NaN()));
+  return not_finite_to_nan(e, x, f);
 }
 
 llvm::FunctionType* float_to_float(Emitter& e) {
@@ -245,7 +274,7 @@ llvm::Value* cosf_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
 llvm::Value* tanhf_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
   llvm::Value* v = args[0];
   auto& b = e.b;
-  llvm::Value* a = e.intrinsic(llvm::Intrinsic::fabs, {b.CreateFPExt(v, e.f64())});
+  llvm::Value* a = abs_double(e, v);
   a = b.CreateSelect(b.CreateFCmpOGT(a, e.cd(20.0)), e.cd(20.0), a);  // tanh(20) == 1.0f
   llvm::Value* em1 = expm1_double(e, b.CreateFAdd(a, a));
   llvm::Value* th = b.CreateFDiv(em1, b.CreateFAdd(em1, e.cd(2.0)));
@@ -343,6 +372,205 @@ llvm::Value* powf_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
   return b.CreateSelect(one, e.cf(1.0f), res);
 }
 
+// ---- tan, the inverse and hyperbolic functions, log2, log10, exp2 ----
+// Each in double as the functions above, rounded once to float.
+
+constexpr double kPi = 3.141592653589793;
+constexpr double kHalfPi = 1.5707963267948966;
+constexpr double kLog10of2 = 0.30102999566398120;
+constexpr double kLog10e = 0.43429448190325182;
+
+llvm::Value* nan_to_itself(Emitter& e, llvm::Value* v, llvm::Value* r) {
+  return e.b.CreateSelect(is_nan(e, v), v, r);
+}
+llvm::Value* odd_in(Emitter& e, llvm::Value* v, llvm::Value* f) {  // f(|v|) with v's sign
+  return e.b.CreateSelect(sign_bit(e, v), e.b.CreateFNeg(f), f);
+}
+
+// atan(t) for a double t in [0, 1]: two halvings, atan t = 2 atan(t / (1 +
+// sqrt(1 + t^2))), bring t to [0, tan(pi/16)], where Taylor to t^21 is
+// within 5e-16.
+llvm::Value* atan_unit(Emitter& e, llvm::Value* t) {
+  auto& b = e.b;
+  for (int i = 0; i < 2; ++i) {
+    llvm::Value* root = e.intrinsic(llvm::Intrinsic::sqrt, {b.CreateFAdd(e.cd(1.0), b.CreateFMul(t, t))});
+    t = b.CreateFDiv(t, b.CreateFAdd(e.cd(1.0), root));
+  }
+  llvm::Value* p = horner(e, b.CreateFMul(t, t),
+                          {1.0 / 21, -1.0 / 19, 1.0 / 17, -1.0 / 15, 1.0 / 13, -1.0 / 11, 1.0 / 9,
+                           -1.0 / 7, 1.0 / 5, -1.0 / 3, 1.0});
+  return b.CreateFMul(b.CreateFMul(t, p), e.cd(4.0));
+}
+
+// atan2(y, x) in [0, pi/2] for doubles y, x >= 0 (not NaN): the smaller
+// over the larger, two zeros giving 0 and two infinities 1.
+llvm::Value* angle(Emitter& e, llvm::Value* y, llvm::Value* x) {
+  auto& b = e.b;
+  const double inf = std::numeric_limits<double>::infinity();
+  llvm::Value* steep = b.CreateFCmpOGT(y, x);
+  llvm::Value* big = b.CreateSelect(steep, y, x);
+  llvm::Value* ratio = b.CreateFDiv(b.CreateSelect(steep, x, y), big);
+  ratio = b.CreateSelect(b.CreateFCmpOEQ(big, e.cd(0.0)), e.cd(0.0), ratio);
+  ratio = b.CreateSelect(b.CreateAnd(b.CreateFCmpOEQ(x, e.cd(inf)), b.CreateFCmpOEQ(y, e.cd(inf))), e.cd(1.0), ratio);
+  llvm::Value* r = atan_unit(e, ratio);
+  return b.CreateSelect(steep, b.CreateFSub(e.cd(kHalfPi), r), r);
+}
+
+// log(1 + y) for a finite double y >= 0: log1pf's method in double.
+llvm::Value* log1p_double(Emitter& e, llvm::Value* y) {
+  auto& b = e.b;
+  llvm::Value* u = b.CreateFAdd(y, e.cd(1.0));
+  auto [lm, ex] = log_parts(e, u);
+  llvm::Value* l = b.CreateFAdd(b.CreateFMul(ex, e.cd(kLn2)), lm);
+  return b.CreateFAdd(l, b.CreateFDiv(b.CreateFSub(y, b.CreateFSub(u, e.cd(1.0))), u));
+}
+
+llvm::Value* tanf_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
+  llvm::Value* v = args[0];
+  auto& b = e.b;
+  auto [r, quadrant] = reduce_quadrant(e, v);
+  auto [s, c] = sin_cos_poly(e, r);
+  // tan has period pi: tan r in even quadrants, -cot r in odd ones
+  llvm::Value* odd = b.CreateICmpNE(b.CreateAnd(quadrant, e.c64(1)), e.c64(0));
+  llvm::Value* t = b.CreateSelect(odd, b.CreateFNeg(b.CreateFDiv(c, s)), b.CreateFDiv(s, c));
+  llvm::Value* f = odd_in(e, v, b.CreateFPTrunc(t, e.f32()));
+  return nan_to_itself(e, v, not_finite_to_nan(e, v, f));
+}
+
+// asin x = atan2(x, sqrt(1 - x^2)), acos x = atan2(sqrt(1 - x^2), x), with
+// (1 - x)(1 + x) exact in double.
+llvm::Value* one_minus_square_root(Emitter& e, llvm::Value* d) {
+  auto& b = e.b;
+  return e.intrinsic(llvm::Intrinsic::sqrt, {b.CreateFMul(b.CreateFSub(e.cd(1.0), d), b.CreateFAdd(e.cd(1.0), d))});
+}
+llvm::Value* in_unit_range(Emitter& e, llvm::Value* v, llvm::Value* r) {  // NaN outside [-1, 1]
+  llvm::Value* inside = e.b.CreateFCmpOLE(e.intrinsic(llvm::Intrinsic::fabs, {v}), e.cf(1.0f));
+  return e.b.CreateSelect(inside, r, e.cf(std::numeric_limits<float>::quiet_NaN()));
+}
+
+llvm::Value* asinf_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
+  llvm::Value* v = args[0];
+  auto& b = e.b;
+  llvm::Value* d = b.CreateFPExt(v, e.f64());
+  llvm::Value* a = angle(e, e.intrinsic(llvm::Intrinsic::fabs, {d}), one_minus_square_root(e, d));
+  return nan_to_itself(e, v, in_unit_range(e, v, odd_in(e, v, b.CreateFPTrunc(a, e.f32()))));
+}
+
+llvm::Value* acosf_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
+  llvm::Value* v = args[0];
+  auto& b = e.b;
+  llvm::Value* d = b.CreateFPExt(v, e.f64());
+  llvm::Value* a = angle(e, one_minus_square_root(e, d), e.intrinsic(llvm::Intrinsic::fabs, {d}));
+  a = b.CreateSelect(b.CreateFCmpOLT(d, e.cd(0.0)), b.CreateFSub(e.cd(kPi), a), a);
+  return nan_to_itself(e, v, in_unit_range(e, v, b.CreateFPTrunc(a, e.f32())));
+}
+
+llvm::Value* atanf_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
+  llvm::Value* v = args[0];
+  auto& b = e.b;
+  llvm::Value* a = angle(e, abs_double(e, v), e.cd(1.0));
+  return nan_to_itself(e, v, odd_in(e, v, b.CreateFPTrunc(a, e.f32())));
+}
+
+llvm::Value* atan2f_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
+  auto& b = e.b;
+  llvm::Value* y = args[0];
+  llvm::Value* x = args[1];
+  llvm::Value* a = angle(e, abs_double(e, y), abs_double(e, x));
+  a = b.CreateSelect(sign_bit(e, x), b.CreateFSub(e.cd(kPi), a), a);  // -0 counts as negative
+  llvm::Value* r = odd_in(e, y, b.CreateFPTrunc(a, e.f32()));
+  return nan_to_itself(e, y, nan_to_itself(e, x, r));
+}
+
+// sinh |x| = (E + E / (E + 1)) / 2 with E = expm1|x| (no cancellation);
+// |x| clamped to 100, where both overflow float.
+llvm::Value* sinhf_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
+  llvm::Value* v = args[0];
+  auto& b = e.b;
+  llvm::Value* em1 = expm1_double(e, clamp(e, abs_double(e, v), 0.0, 100.0));
+  llvm::Value* sh = b.CreateFMul(b.CreateFAdd(em1, b.CreateFDiv(em1, b.CreateFAdd(em1, e.cd(1.0)))), e.cd(0.5));
+  return nan_to_itself(e, v, odd_in(e, v, b.CreateFPTrunc(sh, e.f32())));
+}
+
+llvm::Value* coshf_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
+  llvm::Value* v = args[0];
+  auto& b = e.b;
+  llvm::Value* ex = exp_double(e, clamp(e, abs_double(e, v), 0.0, 100.0));
+  llvm::Value* ch = b.CreateFMul(b.CreateFAdd(ex, b.CreateFDiv(e.cd(1.0), ex)), e.cd(0.5));
+  return nan_to_itself(e, v, b.CreateFPTrunc(ch, e.f32()));
+}
+
+// asinh |x| = log1p(|x| + x^2 / (1 + sqrt(1 + x^2))) (x^2 stays finite in double).
+llvm::Value* asinhf_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
+  llvm::Value* v = args[0];
+  auto& b = e.b;
+  const float inf = std::numeric_limits<float>::infinity();
+  llvm::Value* a = abs_double(e, v);
+  llvm::Value* sq = b.CreateFMul(a, a);
+  llvm::Value* root = e.intrinsic(llvm::Intrinsic::sqrt, {b.CreateFAdd(e.cd(1.0), sq)});
+  llvm::Value* y = b.CreateFAdd(a, b.CreateFDiv(sq, b.CreateFAdd(e.cd(1.0), root)));
+  llvm::Value* r = b.CreateFPTrunc(log1p_double(e, y), e.f32());
+  r = b.CreateSelect(b.CreateFCmpOEQ(a, e.cd(inf)), e.cf(inf), r);
+  return nan_to_itself(e, v, odd_in(e, v, r));
+}
+
+// acosh x = log1p((x - 1) + sqrt((x - 1)(x + 1))), x - 1 exact in double.
+llvm::Value* acoshf_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
+  llvm::Value* v = args[0];
+  auto& b = e.b;
+  const float inf = std::numeric_limits<float>::infinity();
+  llvm::Value* d = b.CreateFPExt(v, e.f64());
+  llvm::Value* y = b.CreateFSub(d, e.cd(1.0));
+  llvm::Value* root = e.intrinsic(llvm::Intrinsic::sqrt, {b.CreateFMul(y, b.CreateFAdd(d, e.cd(1.0)))});
+  llvm::Value* r = b.CreateFPTrunc(log1p_double(e, b.CreateFAdd(y, root)), e.f32());
+  r = b.CreateSelect(b.CreateFCmpOEQ(v, e.cf(inf)), v, r);
+  r = b.CreateSelect(b.CreateFCmpOGE(v, e.cf(1.0f)), r, e.cf(std::numeric_limits<float>::quiet_NaN()));
+  return nan_to_itself(e, v, r);
+}
+
+// atanh |x| = log1p(2|x| / (1 - |x|)) / 2.
+llvm::Value* atanhf_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
+  llvm::Value* v = args[0];
+  auto& b = e.b;
+  const float inf = std::numeric_limits<float>::infinity();
+  llvm::Value* a = abs_double(e, v);
+  llvm::Value* a1 = b.CreateSelect(b.CreateFCmpOLT(a, e.cd(1.0)), a, e.cd(0.0));  // keeps log1p's argument finite
+  llvm::Value* y = b.CreateFDiv(b.CreateFAdd(a1, a1), b.CreateFSub(e.cd(1.0), a1));
+  llvm::Value* r = b.CreateFPTrunc(b.CreateFMul(log1p_double(e, y), e.cd(0.5)), e.f32());
+  r = b.CreateSelect(b.CreateFCmpOEQ(a, e.cd(1.0)), e.cf(inf), r);
+  r = in_unit_range(e, v, odd_in(e, v, r));
+  return nan_to_itself(e, v, r);
+}
+
+// log2 / log10 from log_parts (exact for powers of two, and of ten up to
+// the float's rounding), logf's special cases.
+llvm::Value* log_base(Emitter& e, llvm::Value* v, bool ten) {
+  auto& b = e.b;
+  auto [lm, ex] = log_parts(e, b.CreateFPExt(v, e.f64()));
+  llvm::Value* d = ten ? b.CreateFAdd(b.CreateFMul(ex, e.cd(kLog10of2)), b.CreateFMul(lm, e.cd(kLog10e)))
+                       : b.CreateFAdd(ex, b.CreateFMul(lm, e.cd(kLog2e)));
+  llvm::Value* r = b.CreateFPTrunc(d, e.f32());
+  const float inf = std::numeric_limits<float>::infinity();
+  r = b.CreateSelect(b.CreateFCmpOEQ(v, e.cf(0.0f)), e.cf(-inf), r);
+  r = b.CreateSelect(b.CreateFCmpOEQ(v, e.cf(inf)), v, r);
+  llvm::Value* nan = b.CreateSelect(is_nan(e, v), v, e.cf(std::numeric_limits<float>::quiet_NaN()));
+  return b.CreateSelect(b.CreateFCmpOGE(v, e.cf(0.0f)), r, nan);
+}
+llvm::Value* log2f_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) { return log_base(e, args[0], false); }
+llvm::Value* log10f_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) { return log_base(e, args[0], true); }
+
+// 2^x = 2^k (1 + expm1((x - k) ln2)), k = round(x): exact for integer x.
+llvm::Value* exp2f_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
+  llvm::Value* v = args[0];
+  auto& b = e.b;
+  llvm::Value* d = clamp(e, b.CreateFPExt(v, e.f64()), -300.0, 300.0);
+  llvm::Value* t = b.CreateFAdd(d, e.cd(kMagic));
+  llvm::Value* k = b.CreateFSub(t, e.cd(kMagic));
+  llvm::Value* r = b.CreateFMul(b.CreateFSub(d, k), e.cd(kLn2));
+  llvm::Value* p = b.CreateFMul(b.CreateFAdd(e.cd(1.0), expm1_core(e, r)), pow2_from_magic(e, t));
+  return nan_to_itself(e, v, b.CreateFPTrunc(p, e.f32()));
+}
+
 const LaneFn kExpF{"kiln.exp.f32", "kiln_rt_expf", reinterpret_cast<void*>(&kiln_rt_expf),
                    float_to_float, expf_body};
 const LaneFn kExpFViaDouble{"kiln.exp.f32.d", "kiln_rt_expf_via_double",
@@ -365,10 +593,38 @@ const LaneFn kErfF{"kiln.erf.f32", "kiln_rt_erff", reinterpret_cast<void*>(&kiln
 const LaneFn kPowF{"kiln.pow.f32", "kiln_rt_powf", reinterpret_cast<void*>(&kiln_rt_powf),
                    floats_to_float, powf_body};
 
+const LaneFn kTanF{"kiln.tan.f32", "kiln_rt_tanf", reinterpret_cast<void*>(&kiln_rt_tanf), float_to_float,
+               tanf_body};
+const LaneFn kAsinF{"kiln.asin.f32", "kiln_rt_asinf", reinterpret_cast<void*>(&kiln_rt_asinf), float_to_float,
+                asinf_body};
+const LaneFn kAcosF{"kiln.acos.f32", "kiln_rt_acosf", reinterpret_cast<void*>(&kiln_rt_acosf), float_to_float,
+                acosf_body};
+const LaneFn kAtanF{"kiln.atan.f32", "kiln_rt_atanf", reinterpret_cast<void*>(&kiln_rt_atanf), float_to_float,
+                atanf_body};
+const LaneFn kSinhF{"kiln.sinh.f32", "kiln_rt_sinhf", reinterpret_cast<void*>(&kiln_rt_sinhf), float_to_float,
+                sinhf_body};
+const LaneFn kCoshF{"kiln.cosh.f32", "kiln_rt_coshf", reinterpret_cast<void*>(&kiln_rt_coshf), float_to_float,
+                coshf_body};
+const LaneFn kAsinhF{"kiln.asinh.f32", "kiln_rt_asinhf", reinterpret_cast<void*>(&kiln_rt_asinhf), float_to_float,
+                 asinhf_body};
+const LaneFn kAcoshF{"kiln.acosh.f32", "kiln_rt_acoshf", reinterpret_cast<void*>(&kiln_rt_acoshf), float_to_float,
+                 acoshf_body};
+const LaneFn kAtanhF{"kiln.atanh.f32", "kiln_rt_atanhf", reinterpret_cast<void*>(&kiln_rt_atanhf), float_to_float,
+                 atanhf_body};
+const LaneFn kLog2F{"kiln.log2.f32", "kiln_rt_log2f", reinterpret_cast<void*>(&kiln_rt_log2f), float_to_float,
+                log2f_body};
+const LaneFn kLog10F{"kiln.log10.f32", "kiln_rt_log10f", reinterpret_cast<void*>(&kiln_rt_log10f), float_to_float,
+                 log10f_body};
+const LaneFn kExp2F{"kiln.exp2.f32", "kiln_rt_exp2f", reinterpret_cast<void*>(&kiln_rt_exp2f), float_to_float,
+                exp2f_body};
+const LaneFn kAtan2F{"kiln.atan2.f32", "kiln_rt_atan2f", reinterpret_cast<void*>(&kiln_rt_atan2f),
+                     floats_to_float, atan2f_body};
 }  // namespace
 
 std::vector<const LaneFn*> float_math_lane_fns() {
-  return {&kExpF, &kExpFViaDouble, &kLogF, &kSinF, &kCosF, &kTanhF, &kPowF, &kExpm1F, &kLog1pF, &kErfF};
+  return {&kExpF,  &kExpFViaDouble, &kLogF,   &kSinF,   &kCosF,   &kTanhF,  &kPowF,   &kExpm1F, &kLog1pF,
+          &kErfF,  &kTanF,          &kAsinF,  &kAcosF,  &kAtanF,  &kSinhF,  &kCoshF,  &kAsinhF, &kAcoshF,
+          &kAtanhF, &kLog2F,        &kLog10F, &kExp2F,  &kAtan2F};
 }
 
 llvm::Value* emit_expf(Emitter& e, llvm::Value* x) { return call_lane_fn(e, kExpF, {x}); }
@@ -381,5 +637,18 @@ llvm::Value* emit_expm1f(Emitter& e, llvm::Value* x) { return call_lane_fn(e, kE
 llvm::Value* emit_log1pf(Emitter& e, llvm::Value* x) { return call_lane_fn(e, kLog1pF, {x}); }
 llvm::Value* emit_erff(Emitter& e, llvm::Value* x) { return call_lane_fn(e, kErfF, {x}); }
 llvm::Value* emit_powf(Emitter& e, llvm::Value* x, llvm::Value* y) { return call_lane_fn(e, kPowF, {x, y}); }
+llvm::Value* emit_tanf(Emitter& e, llvm::Value* x) { return call_lane_fn(e, kTanF, {x}); }
+llvm::Value* emit_asinf(Emitter& e, llvm::Value* x) { return call_lane_fn(e, kAsinF, {x}); }
+llvm::Value* emit_acosf(Emitter& e, llvm::Value* x) { return call_lane_fn(e, kAcosF, {x}); }
+llvm::Value* emit_atanf(Emitter& e, llvm::Value* x) { return call_lane_fn(e, kAtanF, {x}); }
+llvm::Value* emit_sinhf(Emitter& e, llvm::Value* x) { return call_lane_fn(e, kSinhF, {x}); }
+llvm::Value* emit_coshf(Emitter& e, llvm::Value* x) { return call_lane_fn(e, kCoshF, {x}); }
+llvm::Value* emit_asinhf(Emitter& e, llvm::Value* x) { return call_lane_fn(e, kAsinhF, {x}); }
+llvm::Value* emit_acoshf(Emitter& e, llvm::Value* x) { return call_lane_fn(e, kAcoshF, {x}); }
+llvm::Value* emit_atanhf(Emitter& e, llvm::Value* x) { return call_lane_fn(e, kAtanhF, {x}); }
+llvm::Value* emit_log2f(Emitter& e, llvm::Value* x) { return call_lane_fn(e, kLog2F, {x}); }
+llvm::Value* emit_log10f(Emitter& e, llvm::Value* x) { return call_lane_fn(e, kLog10F, {x}); }
+llvm::Value* emit_exp2f(Emitter& e, llvm::Value* x) { return call_lane_fn(e, kExp2F, {x}); }
+llvm::Value* emit_atan2f(Emitter& e, llvm::Value* y, llvm::Value* x) { return call_lane_fn(e, kAtan2F, {y, x}); }
 
 }  // namespace kiln::codegen::llvmcg

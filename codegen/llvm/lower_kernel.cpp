@@ -45,6 +45,19 @@ bool is_vector_math(const jit::Value& v) {
     case VOp::Expm1:
     case VOp::Log1p:
     case VOp::Erf:
+    case VOp::Tan:
+    case VOp::Asin:
+    case VOp::Acos:
+    case VOp::Atan:
+    case VOp::Sinh:
+    case VOp::Cosh:
+    case VOp::Asinh:
+    case VOp::Acosh:
+    case VOp::Atanh:
+    case VOp::Log2:
+    case VOp::Log10:
+    case VOp::Exp2:
+    case VOp::Atan2:
     case VOp::Sigmoid:
     case VOp::Pow:
     case VOp::Philox: return true;
@@ -158,7 +171,7 @@ class Lowering {
           reads_accs_[id].set(v.a);
           break;
         case VOp::Add: case VOp::Sub: case VOp::Mul: case VOp::Div: case VOp::Mod:
-        case VOp::Pow: case VOp::Max: case VOp::Min: case VOp::Eq: case VOp::Ne:
+        case VOp::Pow: case VOp::Atan2: case VOp::Max: case VOp::Min: case VOp::Eq: case VOp::Ne:
         case VOp::Lt: case VOp::Le: case VOp::Gt: case VOp::Ge:
           need_args(2);
           break;

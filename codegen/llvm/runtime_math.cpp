@@ -99,7 +99,12 @@ inline LogParts log_parts(double d) {
 
 inline bool sign_bit(float x) { return static_cast<int32_t>(bits_of(x)) < 0; }
 
-inline float sincos(float x, bool want_sin) {
+// float_math.cpp's reduce_quadrant: |x| = q pi/2 + r.
+struct Quadrant {
+  double r;
+  uint64_t quadrant;
+};
+inline Quadrant reduce_quadrant(float x) {
   static constexpr double kTwoOverPi[8] = {
       0xA2F983 * 0x1p-24,  0x6E4E44 * 0x1p-48,  0x1529FC * 0x1p-72,  0x2757D1 * 0x1p-96,
       0xF534DD * 0x1p-120, 0xC0DB62 * 0x1p-144, 0x95993C * 0x1p-168, 0x439041 * 0x1p-192};
@@ -115,11 +120,16 @@ inline float sincos(float x, bool want_sin) {
   }
   const double t = approx + kMagic;
   const double n = t - kMagic;
-  const uint64_t quadrant = bits_of(t) & 3;
   double frac = q[0] - n;
 #pragma GCC unroll 8
   for (int j = 1; j < 8; ++j) frac = frac + q[j];
-  const double r = frac * 1.5707963267948966;
+  return {frac * 1.5707963267948966, bits_of(t) & 3};
+}
+
+struct SinCos {
+  double s, c;
+};
+inline SinCos sin_cos_poly(double r) {
   const double z = r * r;
   constexpr double sc[] = {-1.0 / 1307674368000.0, 1.0 / 6227020800.0, -1.0 / 39916800.0,
                            1.0 / 362880.0,         -1.0 / 5040.0,     1.0 / 120.0,
@@ -128,14 +138,68 @@ inline float sincos(float x, bool want_sin) {
   constexpr double cc[] = {1.0 / 20922789888000.0, -1.0 / 87178291200.0, 1.0 / 479001600.0,
                            -1.0 / 3628800.0,       1.0 / 40320.0,        -1.0 / 720.0,
                            1.0 / 24.0,             -0.5};
-  const double c = 1.0 + z * horner(z, cc);
+  return {s, 1.0 + z * horner(z, cc)};
+}
+
+inline float not_finite_to_nan(float x, float f) { return std::fabs(x) < kInfF ? f : kNanF; }
+
+inline float sincos(float x, bool want_sin) {
+  const auto [r, quadrant] = reduce_quadrant(x);
+  const auto [s, c] = sin_cos_poly(r);
   const bool odd = (quadrant & 1) != 0;
   double v = want_sin ? (odd ? c : s) : (odd ? s : c);
   const uint64_t qn = want_sin ? quadrant : quadrant + 1;
   v = (qn & 2) != 0 ? -v : v;
   float f = static_cast<float>(v);
   if (want_sin) f = sign_bit(x) ? -f : f;
-  return std::fabs(x) < kInfF ? f : kNanF;
+  return not_finite_to_nan(x, f);
+}
+
+constexpr double kPi = 3.141592653589793;
+constexpr double kHalfPi = 1.5707963267948966;
+constexpr double kLog10of2 = 0.30102999566398120;
+constexpr double kLog10e = 0.43429448190325182;
+
+inline float nan_to_itself(float v, float r) { return std::isnan(v) ? v : r; }
+inline float odd_in(float v, float f) { return sign_bit(v) ? -f : f; }
+
+inline double atan_unit(double t) {
+#pragma GCC unroll 2
+  for (int i = 0; i < 2; ++i) t = t / (1.0 + std::sqrt(1.0 + t * t));
+  constexpr double c[] = {1.0 / 21, -1.0 / 19, 1.0 / 17, -1.0 / 15, 1.0 / 13, -1.0 / 11,
+                          1.0 / 9,  -1.0 / 7,  1.0 / 5,  -1.0 / 3,  1.0};
+  return (t * horner(t * t, c)) * 4.0;
+}
+
+inline double angle(double y, double x) {
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  const bool steep = y > x;
+  const double big = steep ? y : x;
+  double ratio = (steep ? x : y) / big;
+  ratio = big == 0.0 ? 0.0 : ratio;
+  ratio = (x == inf && y == inf) ? 1.0 : ratio;
+  const double r = atan_unit(ratio);
+  return steep ? kHalfPi - r : r;
+}
+
+inline double log1p_double(double y) {
+  const double u = y + 1.0;
+  const LogParts lp = log_parts(u);
+  const double l = lp.e * kLn2 + lp.log_m;
+  return l + (y - (u - 1.0)) / u;
+}
+
+inline double one_minus_square_root(double d) { return std::sqrt((1.0 - d) * (1.0 + d)); }
+inline float in_unit_range(float v, float r) { return std::fabs(v) <= 1.0f ? r : kNanF; }
+
+inline float log_base(float v, bool ten) {
+  const LogParts lp = log_parts(static_cast<double>(v));
+  const double d = ten ? lp.e * kLog10of2 + lp.log_m * kLog10e : lp.e + lp.log_m * kLog2e;
+  float r = static_cast<float>(d);
+  r = v == 0.0f ? -kInfF : r;
+  r = v == kInfF ? v : r;
+  const float nan = std::isnan(v) ? v : kNanF;
+  return v >= 0.0f ? r : nan;
 }
 
 }  // namespace
@@ -265,6 +329,92 @@ KILN_TWIN float kiln_rt_erff(float v) {
   big = d < 0.0 ? -big : big;
   const double r = a <= 1.0 ? small : big;
   return std::isnan(v) ? v : static_cast<float>(r);
+}
+
+KILN_TWIN float kiln_rt_tanf(float v) {
+  const auto [r, quadrant] = reduce_quadrant(v);
+  const auto [s, c] = sin_cos_poly(r);
+  const bool odd = (quadrant & 1) != 0;
+  const double t = odd ? -(c / s) : s / c;
+  return nan_to_itself(v, not_finite_to_nan(v, odd_in(v, static_cast<float>(t))));
+}
+
+KILN_TWIN float kiln_rt_asinf(float v) {
+  const double d = static_cast<double>(v);
+  const double a = angle(std::fabs(d), one_minus_square_root(d));
+  return nan_to_itself(v, in_unit_range(v, odd_in(v, static_cast<float>(a))));
+}
+
+KILN_TWIN float kiln_rt_acosf(float v) {
+  const double d = static_cast<double>(v);
+  double a = angle(one_minus_square_root(d), std::fabs(d));
+  a = d < 0.0 ? kPi - a : a;
+  return nan_to_itself(v, in_unit_range(v, static_cast<float>(a)));
+}
+
+KILN_TWIN float kiln_rt_atanf(float v) {
+  const double a = angle(std::fabs(static_cast<double>(v)), 1.0);
+  return nan_to_itself(v, odd_in(v, static_cast<float>(a)));
+}
+
+KILN_TWIN float kiln_rt_atan2f(float y, float x) {
+  double a = angle(std::fabs(static_cast<double>(y)), std::fabs(static_cast<double>(x)));
+  a = sign_bit(x) ? kPi - a : a;
+  const float r = odd_in(y, static_cast<float>(a));
+  return nan_to_itself(y, nan_to_itself(x, r));
+}
+
+KILN_TWIN float kiln_rt_sinhf(float v) {
+  const double em1 = expm1_double(clamp(std::fabs(static_cast<double>(v)), 0.0, 100.0));
+  const double sh = (em1 + em1 / (em1 + 1.0)) * 0.5;
+  return nan_to_itself(v, odd_in(v, static_cast<float>(sh)));
+}
+
+KILN_TWIN float kiln_rt_coshf(float v) {
+  const double ex = exp_double(clamp(std::fabs(static_cast<double>(v)), 0.0, 100.0));
+  return nan_to_itself(v, static_cast<float>((ex + 1.0 / ex) * 0.5));
+}
+
+KILN_TWIN float kiln_rt_asinhf(float v) {
+  const double a = std::fabs(static_cast<double>(v));
+  const double sq = a * a;
+  const double root = std::sqrt(1.0 + sq);
+  const double y = a + sq / (1.0 + root);
+  float r = static_cast<float>(log1p_double(y));
+  r = a == static_cast<double>(kInfF) ? kInfF : r;
+  return nan_to_itself(v, odd_in(v, r));
+}
+
+KILN_TWIN float kiln_rt_acoshf(float v) {
+  const double d = static_cast<double>(v);
+  const double y = d - 1.0;
+  const double root = std::sqrt(y * (d + 1.0));
+  float r = static_cast<float>(log1p_double(y + root));
+  r = v == kInfF ? v : r;
+  r = v >= 1.0f ? r : kNanF;
+  return nan_to_itself(v, r);
+}
+
+KILN_TWIN float kiln_rt_atanhf(float v) {
+  const double a = std::fabs(static_cast<double>(v));
+  const double a1 = a < 1.0 ? a : 0.0;
+  const double y = (a1 + a1) / (1.0 - a1);
+  float r = static_cast<float>(log1p_double(y) * 0.5);
+  r = a == 1.0 ? kInfF : r;
+  r = in_unit_range(v, odd_in(v, r));
+  return nan_to_itself(v, r);
+}
+
+KILN_TWIN float kiln_rt_log2f(float v) { return log_base(v, false); }
+KILN_TWIN float kiln_rt_log10f(float v) { return log_base(v, true); }
+
+KILN_TWIN float kiln_rt_exp2f(float v) {
+  const double d = clamp(static_cast<double>(v), -300.0, 300.0);
+  const double t = d + kMagic;
+  const double k = t - kMagic;
+  const double r = (d - k) * kLn2;
+  const double p = (1.0 + expm1_core(r)) * pow2_from_magic(t);
+  return nan_to_itself(v, static_cast<float>(p));
 }
 
 }  // extern "C"

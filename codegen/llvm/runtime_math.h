@@ -41,4 +41,17 @@ float kiln_rt_powf(float x, float y);
 float kiln_rt_expm1f(float x);
 float kiln_rt_log1pf(float x);
 float kiln_rt_erff(float x);
+float kiln_rt_tanf(float x);
+float kiln_rt_asinf(float x);
+float kiln_rt_acosf(float x);
+float kiln_rt_atanf(float x);
+float kiln_rt_sinhf(float x);
+float kiln_rt_coshf(float x);
+float kiln_rt_asinhf(float x);
+float kiln_rt_acoshf(float x);
+float kiln_rt_atanhf(float x);
+float kiln_rt_log2f(float x);
+float kiln_rt_log10f(float x);
+float kiln_rt_exp2f(float x);
+float kiln_rt_atan2f(float y, float x);
 }

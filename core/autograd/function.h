@@ -50,6 +50,19 @@ namespace kiln::autograd {
   X(Log1pBackward0, "Log1PBackward0", Log1p)                   \
   X(Expm1Backward0, "Expm1Backward0", Expm1)                   \
   X(ErfBackward0, "ErfBackward0", Erf)                         \
+  X(TanBackward0, "TanBackward0", Tan)                         \
+  X(AsinBackward0, "AsinBackward0", Asin)                      \
+  X(AcosBackward0, "AcosBackward0", Acos)                      \
+  X(AtanBackward0, "AtanBackward0", Atan)                      \
+  X(SinhBackward0, "SinhBackward0", Sinh)                      \
+  X(CoshBackward0, "CoshBackward0", Cosh)                      \
+  X(AsinhBackward0, "AsinhBackward0", Asinh)                   \
+  X(AcoshBackward0, "AcoshBackward0", Acosh)                   \
+  X(AtanhBackward0, "AtanhBackward0", Atanh)                   \
+  X(Log2Backward0, "Log2Backward0", Log2)                      \
+  X(Log10Backward0, "Log10Backward0", Log10)                   \
+  X(Exp2Backward0, "Exp2Backward0", Exp2)                      \
+  X(Atan2Backward0, "Atan2Backward0", Atan2)                   \
   X(FloorBackward0, "FloorBackward0", Zero)                    \
   X(CeilBackward0, "CeilBackward0", Zero)                      \
   X(RoundBackward0, "RoundBackward0", Zero)                    \
@@ -88,7 +101,7 @@ namespace kiln::autograd {
   X(ScatterBackward1, "ScatterBackward1", Scatter)             \
   X(CumsumBackward0, "CumsumBackward0", Cumsum)                \
   X(CumprodBackward0, "CumprodBackward0", Cumprod)             \
-  X(LogcumsumexpBackward0, "LogcumsumexpBackward0", Logcumsumexp) \
+  X(LogcumsumexpBackward0, "LogcumsumexpBackward0", Logcumsumexp)\
   X(CummaxBackward0, "CummaxBackward0", ToPositions)           \
   X(CumminBackward0, "CumminBackward0", ToPositions)           \
   X(SortBackward0, "SortBackward0", ToPositions)               \

@@ -156,6 +156,45 @@ RULE(Erf) {  // 2 / sqrt(pi) e^(-x^2)
   Tensor x = f.saved_tensor(0);
   return {g * (2.0 / std::sqrt(M_PI)) * (-(x * x)).exp()};
 }
+// tan .. exp2, atan2: PyTorch's formulas (derivatives.yaml)
+RULE(Tan) {
+  Tensor y = f.saved_tensor(0);
+  return {g * (1 + y * y)};
+}
+RULE(Asin) {
+  Tensor x = f.saved_tensor(0);
+  return {g * (-x * x + 1).rsqrt()};
+}
+RULE(Acos) {
+  Tensor x = f.saved_tensor(0);
+  return {g * -(-x * x + 1).rsqrt()};
+}
+RULE(Atan) {
+  Tensor x = f.saved_tensor(0);
+  return {g / (x * x + 1)};
+}
+RULE(Sinh) { return {g * f.saved_tensor(0).cosh()}; }
+RULE(Cosh) { return {g * f.saved_tensor(0).sinh()}; }
+RULE(Asinh) {
+  Tensor x = f.saved_tensor(0);
+  return {g * (x * x + 1).rsqrt()};
+}
+RULE(Acosh) {
+  Tensor x = f.saved_tensor(0);
+  return {g * (x * x - 1).rsqrt()};
+}
+RULE(Atanh) {
+  Tensor x = f.saved_tensor(0);
+  return {g / (1 - x * x)};
+}
+RULE(Log2) { return {g / (f.saved_tensor(0) * M_LN2)}; }
+RULE(Log10) { return {g / (f.saved_tensor(0) * M_LN10)}; }
+RULE(Exp2) { return {g * f.saved_tensor(0) * M_LN2}; }
+RULE(Atan2) {  // saved: self (y), other (x)
+  Tensor y = f.saved_tensor(0), x = f.saved_tensor(1);
+  Tensor recip = (y * y + x * x).reciprocal();
+  return {f.needs(0) ? g * x * recip : Tensor(), f.needs(1) ? g * -y * recip : Tensor()};
+}
 RULE(Relu) { return {where(f.saved_tensor(0) <= 0, 0.0, g)}; }
 RULE(Clamp) {  // ints {has_min, has_max}, reals {min, max}; NaN inputs get 0
   Tensor x = f.saved_tensor(0);

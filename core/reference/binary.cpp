@@ -61,6 +61,10 @@ template <typename T> void binary_op(Op op, const Buffer& a, const Buffer& b, Bu
       if constexpr (fp) map2<T>(a, b, out, [](C x, C y) { return std::pow(x, y); });
       else map2<T>(a, b, out, [](C x, C y) { return int_pow(x, y); });
       return;
+    case Op::Atan2:  // floats only: the front end computes integers in the default float dtype
+      if constexpr (fp) map2<T>(a, b, out, [](C x, C y) { return std::atan2(x, y); });
+      else KILN_INTERNAL_ASSERT(false, "atan2 needs a floating dtype");
+      return;
     case Op::Maximum:  // a NaN operand makes the result NaN
       map2<T>(a, b, out, [](C x, C y) { return is_nan(x) ? x : is_nan(y) ? y : x > y ? x : y; });
       return;
@@ -79,6 +83,8 @@ template <typename T> void binary_op(Op op, const Buffer& a, const Buffer& b, Bu
     case Op::Abs: case Op::Sin: case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Relu:
     case Op::Floor: case Op::Ceil: case Op::Round: case Op::Trunc: case Op::Sign:
     case Op::Log1p: case Op::Expm1: case Op::Erf:
+    case Op::Tan: case Op::Asin: case Op::Acos: case Op::Atan: case Op::Sinh: case Op::Cosh:
+    case Op::Asinh: case Op::Acosh: case Op::Atanh: case Op::Log2: case Op::Log10: case Op::Exp2:
     case Op::LogicalNot: case Op::Where: case Op::AsStrided: case Op::Assign: case Op::ScatterAdd: case Op::Scatter: case Op::Gather:
     case Op::Sum: case Op::Prod: case Op::Max: case Op::Min: case Op::ArgMax: case Op::ArgMin:
     case Op::All: case Op::Any: case Op::Matmul: case Op::Cat: case Op::CumSum: case Op::CumProd: case Op::LogCumSumExp:

@@ -55,6 +55,18 @@ template <typename T> void unary_math(Op op, const Buffer& a, Buffer& out) {
     case Op::Log1p: map1_float<T>(op, a, out, [](auto x) { return std::log1p(x); }); return;
     case Op::Expm1: map1_float<T>(op, a, out, [](auto x) { return std::expm1(x); }); return;
     case Op::Erf: map1_float<T>(op, a, out, [](auto x) { return std::erf(x); }); return;
+    case Op::Tan: map1_float<T>(op, a, out, [](auto x) { return std::tan(x); }); return;
+    case Op::Asin: map1_float<T>(op, a, out, [](auto x) { return std::asin(x); }); return;
+    case Op::Acos: map1_float<T>(op, a, out, [](auto x) { return std::acos(x); }); return;
+    case Op::Atan: map1_float<T>(op, a, out, [](auto x) { return std::atan(x); }); return;
+    case Op::Sinh: map1_float<T>(op, a, out, [](auto x) { return std::sinh(x); }); return;
+    case Op::Cosh: map1_float<T>(op, a, out, [](auto x) { return std::cosh(x); }); return;
+    case Op::Asinh: map1_float<T>(op, a, out, [](auto x) { return std::asinh(x); }); return;
+    case Op::Acosh: map1_float<T>(op, a, out, [](auto x) { return std::acosh(x); }); return;
+    case Op::Atanh: map1_float<T>(op, a, out, [](auto x) { return std::atanh(x); }); return;
+    case Op::Log2: map1_float<T>(op, a, out, [](auto x) { return std::log2(x); }); return;
+    case Op::Log10: map1_float<T>(op, a, out, [](auto x) { return std::log10(x); }); return;
+    case Op::Exp2: map1_float<T>(op, a, out, [](auto x) { return std::exp2(x); }); return;
     // Integers never reach the rounding ops: the front end copies them.
     case Op::Floor: map1_float<T>(op, a, out, [](auto x) { return std::floor(x); }); return;
     case Op::Ceil: map1_float<T>(op, a, out, [](auto x) { return std::ceil(x); }); return;
@@ -74,7 +86,7 @@ template <typename T> void unary_math(Op op, const Buffer& a, Buffer& out) {
     case Op::Cast: case Op::LogicalNot:  // dtype-changing: handled by eval_unary
     case Op::Buffer: case Op::Full: case Op::Arange: case Op::Linspace: case Op::Eye:
     case Op::RandUniform: case Op::RandNormal: case Op::RandInt:
-    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Pow:
+    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Pow: case Op::Atan2:
     case Op::Fmod: case Op::Maximum: case Op::Minimum: case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le:
     case Op::Gt: case Op::Ge: case Op::Where: case Op::AsStrided: case Op::Assign: case Op::ScatterAdd: case Op::Scatter: case Op::Gather:
     case Op::Sum: case Op::Prod: case Op::Max: case Op::Min: case Op::ArgMax: case Op::ArgMin:

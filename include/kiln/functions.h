@@ -195,6 +195,18 @@ KILN_FUNCTIONAL_UNARY(relu)
 KILN_FUNCTIONAL_UNARY(log1p)
 KILN_FUNCTIONAL_UNARY(expm1)
 KILN_FUNCTIONAL_UNARY(erf)
+KILN_FUNCTIONAL_UNARY(tan)
+KILN_FUNCTIONAL_UNARY(asin)
+KILN_FUNCTIONAL_UNARY(acos)
+KILN_FUNCTIONAL_UNARY(atan)
+KILN_FUNCTIONAL_UNARY(sinh)
+KILN_FUNCTIONAL_UNARY(cosh)
+KILN_FUNCTIONAL_UNARY(asinh)
+KILN_FUNCTIONAL_UNARY(acosh)
+KILN_FUNCTIONAL_UNARY(atanh)
+KILN_FUNCTIONAL_UNARY(log2)
+KILN_FUNCTIONAL_UNARY(log10)
+KILN_FUNCTIONAL_UNARY(exp2)
 KILN_FUNCTIONAL_UNARY(floor)
 KILN_FUNCTIONAL_UNARY(ceil)
 KILN_FUNCTIONAL_UNARY(trunc)
@@ -204,6 +216,7 @@ KILN_FUNCTIONAL_UNARY(square)
 KILN_FUNCTIONAL_UNARY(logical_not)
 KILN_FUNCTIONAL_UNARY(squeeze)
 #undef KILN_FUNCTIONAL_UNARY
+inline Tensor atan2(const Tensor& y, const Tensor& x, KILN_LOC) { return y.atan2(x, loc); }
 inline Tensor round(const Tensor& t, int64_t decimals = 0, KILN_LOC) { return t.round(decimals, loc); }
 inline Tensor flatten(const Tensor& t, int64_t start_dim = 0, int64_t end_dim = -1, KILN_LOC) { return t.flatten(start_dim, end_dim, loc); }
 inline Tensor sum(const Tensor& t, KILN_LOC) { return t.sum(std::nullopt, loc); }

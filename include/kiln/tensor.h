@@ -164,6 +164,22 @@ class Tensor {
   Tensor log1p(KILN_LOC) const;
   Tensor expm1(KILN_LOC) const;
   Tensor erf(KILN_LOC) const;
+  // Trigonometric, hyperbolic and their inverses, base-2 / base-10 logs, 2^x
+  // (integers compute in the default float dtype, as PyTorch).
+  Tensor tan(KILN_LOC) const;
+  Tensor asin(KILN_LOC) const;
+  Tensor acos(KILN_LOC) const;
+  Tensor atan(KILN_LOC) const;
+  Tensor sinh(KILN_LOC) const;
+  Tensor cosh(KILN_LOC) const;
+  Tensor asinh(KILN_LOC) const;
+  Tensor acosh(KILN_LOC) const;
+  Tensor atanh(KILN_LOC) const;
+  Tensor log2(KILN_LOC) const;
+  Tensor log10(KILN_LOC) const;
+  Tensor exp2(KILN_LOC) const;
+  Tensor atan2(const Tensor& other, KILN_LOC) const;  // atan(self / other) in the right quadrant
+  Tensor arctan2(const Tensor& other, KILN_LOC) const { return atan2(other, loc); }
   Tensor floor(KILN_LOC) const;
   Tensor ceil(KILN_LOC) const;
   Tensor round(int64_t decimals = 0, KILN_LOC) const;
