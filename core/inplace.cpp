@@ -66,10 +66,6 @@ Tensor& assign_result(Tensor& self, const Tensor& result, const char* op) {
   return self;
 }
 
-void check_defined(const Tensor& t, const char* op) {
-  KILN_CHECK(t.defined(), op, "expected a defined tensor but got an undefined one");
-}
-
 // PyTorch's assert_no_partial_overlap between the written tensor and an input:
 // an input that shares some but not all of the written memory is refused
 // (PyTorch would read elements it has already overwritten). As in PyTorch,

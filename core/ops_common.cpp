@@ -184,4 +184,8 @@ std::string shape_text(const Shape& s) {
   return os.str();
 }
 
+void check_defined(const Tensor& t, const char* op) {
+  KILN_CHECK(t.defined(), op, "expected a defined tensor but got an undefined one");
+}
+
 }  // namespace kiln

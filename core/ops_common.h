@@ -45,6 +45,8 @@ std::string shape_text(const Shape& s);
 void check_same_device(const char* op, std::initializer_list<const Tensor*> tensors);
 void check_same_device(const char* op, const std::vector<const Tensor*>& tensors);
 void check_shape_nonneg(const Shape& sizes, const char* op);
+// "[op] expected a defined tensor but got an undefined one"
+void check_defined(const Tensor& t, const char* op);
 // A fill value (full, fill_) must fit the dtype, as PyTorch's checked
 // Scalar conversion: "value cannot be converted to type uint8_t without overflow".
 void check_fill_value(const Scalar& v, DType dtype, const char* op);

@@ -693,7 +693,7 @@ class Gen {
     const int a = pick_var();
     const Tensor& t = var(a);
     const int64_t r = t.dim();
-    const int64_t kind = uni(0, 17);
+    const int64_t kind = uni(0, 19);
     if (r == 0 && kind != 3 && kind != 4 && kind != 9 && kind != 12 && kind != 13 && kind != 17) {
       // a 0-dim tensor: no dim to select, slice, narrow or split
       const int64_t d = uni(-1, 0);
@@ -841,6 +841,25 @@ class Gen {
         const int64_t piece = uni(0, 1);
         unary_instr(a, ".split(Shape" + shape_text(sizes) + ", " + std::to_string(d) + ").at(" + std::to_string(piece) + ")",
                     [=](const Tensor& x) { return x.split(sizes, d).at(static_cast<size_t>(piece)); });
+        return;
+      }
+      case 18: {  // diagonal (strides summed), or movedim below 2 dims
+        if (r < 2) {
+          unary_instr(a, ".movedim(0, -1)", [](const Tensor& x) { return x.movedim(0, -1); });
+          return;
+        }
+        const int64_t d0 = rand_dim(r), d1 = rand_dim(r), off = uni(-2, 2);
+        if (d0 == d1 || d0 - r == d1 || d1 - r == d0) return;
+        unary_instr(a, ".diagonal(" + std::to_string(off) + ", " + std::to_string(d0) + ", " + std::to_string(d1) + ")",
+                    [=](const Tensor& x) { return x.diagonal(off, d0, d1); });
+        return;
+      }
+      case 19: {  // unfold: overlapping windows (step < size) alias the same elements
+        const int64_t d = rand_dim(r);
+        const int64_t n = t.size(d);
+        const int64_t size = uni(0, std::min<int64_t>(n, 3)), step = uni(1, 3);
+        unary_instr(a, ".unfold(" + std::to_string(d) + ", " + std::to_string(size) + ", " + std::to_string(step) + ")",
+                    [=](const Tensor& x) { return x.unfold(d, size, step); });
         return;
       }
       default:

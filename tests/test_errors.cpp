@@ -14,32 +14,14 @@
 
 #include "core/tensor_impl.h"
 #include "kiln/kiln.h"
+#include "tests/error_checks.h"
 
 using namespace kiln;
 using kiln::indexing::Slice;
+using kiln_test_errors::contains;
+using kiln_test_errors::error_of;
 
 namespace {
-
-// The message of the kiln::Error that f raises; a marker string when f raises
-// something else or nothing, so that the message checks fail loudly.
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const kiln::Error& e) {
-    static_assert(std::is_base_of_v<std::exception, kiln::Error>);
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("<not a kiln::Error: ") + e.what() + ">";
-  } catch (...) {
-    return "<not a std::exception>";
-  }
-  return "<no error>";
-}
-
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
 
 // A tensor on cuda: its graph is built without a GPU, and evaluating it would
 // raise a cuda error, so an error about anything else from an op on it shows
@@ -53,23 +35,6 @@ bool pending(const Tensor& t) { return t.impl()->storage->node->op != Op::Buffer
 
 }  // namespace
 
-// The message of the kiln::Error the expression raises, checking (with
-// CHECK_THROWS_AS) that it raises one. Variadic so that braces may hold commas.
-#define KILN_ERROR_OF(...)                                       \
-  ([&] {                                                         \
-    CHECK_THROWS_AS((void)(__VA_ARGS__), kiln::Error);           \
-    return error_of([&] { (void)(__VA_ARGS__); });               \
-  }())
-
-// The message contains every part.
-#define CHECK_HAS(message, ...)                                             \
-  do {                                                                      \
-    const std::string kiln_msg_ = (message);                                \
-    for (const std::string& kiln_part_ : {__VA_ARGS__}) {                   \
-      INFO("message: ", kiln_msg_);                                         \
-      CHECK_MESSAGE(contains(kiln_msg_, kiln_part_), "missing: ", kiln_part_); \
-    }                                                                       \
-  } while (0)
 
 TEST_CASE("errors: kiln::Error is a std::exception carrying the message") {
   std::string m;

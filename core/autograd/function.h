@@ -77,6 +77,8 @@ namespace kiln::autograd {
   X(DotBackward0, "DotBackward0", Matmul)                      \
   X(SqueezeBackward3, "SqueezeBackward3", Matmul)              \
   X(BmmBackward, "UnsafeViewBackward0", Matmul)                \
+  X(BmmBackward0, "BmmBackward0", Matmul)                      \
+  X(VdotBackward0, "VdotBackward0", Matmul)                    \
   X(UnsafeViewBackward0, "UnsafeViewBackward0", Reshape)       \
   X(SumBackward0, "SumBackward0", Sum)                         \
   X(SumBackward1, "SumBackward1", Sum)                         \
@@ -126,6 +128,8 @@ namespace kiln::autograd {
   X(PermuteBackward0, "PermuteBackward0", Permute)             \
   X(ExpandBackward0, "ExpandBackward0", Expand)                \
   X(AsStridedBackward0, "AsStridedBackward0", AsStrided)       \
+  X(DiagonalBackward0, "DiagonalBackward0", Diagonal)          \
+  X(UnfoldBackward0, "UnfoldBackward0", Unfold)                \
   X(CloneBackward0, "CloneBackward0", Identity)                \
   X(ToCopyBackward0, "ToCopyBackward0", Identity)              \
   X(AliasBackward0, "AliasBackward0", Identity)                \

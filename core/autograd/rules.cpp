@@ -421,6 +421,19 @@ RULE(AsStrided) {
   z.as_strided(sizes, f.view_strides, f.view_offset).copy_(gc);
   return {z.as_strided(f.inputs[0].sizes, in_strides, f.ints[1])};
 }
+RULE(Diagonal) {  // ints {offset, dim1, dim2}: g written on that diagonal of zeros
+  Tensor z = zeros_of(f.inputs[0].sizes, g);
+  z.diagonal(f.ints[0], f.ints[1], f.ints[2]).copy_(g);
+  return {z};
+}
+RULE(Unfold) {  // ints {dim, size, step}: each window's gradient added back at its positions
+  const Shape& in = f.inputs[0].sizes;
+  if (in.empty()) return {g.sum().reshape({})};
+  const int64_t d = f.ints[0], size = f.ints[1], step = f.ints[2];
+  const int64_t n = g.sizes()[d];
+  Tensor at = ((arange(n) * step).unsqueeze(1) + arange(size)).reshape({-1});
+  return {zeros_of(in, g).index_add(d, at, g.movedim(-1, d + 1).flatten(d, d + 1))};
+}
 RULE(Identity) { (void)f; return {g}; }
 RULE(Zero) { return {zeros_of(f.inputs[0].sizes, g)}; }
 RULE(FillTensor) { return {zeros_of(f.inputs[0].sizes, g), f.needs(1) ? g.sum() : Tensor()}; }

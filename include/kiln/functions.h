@@ -70,6 +70,9 @@ Tensor arange(Scalar end, const TensorOptions& options = {}, KILN_LOC);
 Tensor arange(Scalar start, Scalar end, const TensorOptions& options = {}, KILN_LOC);
 Tensor arange(Scalar start, Scalar end, Scalar step, const TensorOptions& options = {}, KILN_LOC);
 Tensor linspace(Scalar start, Scalar end, int64_t steps, const TensorOptions& options = {}, KILN_LOC);
+// base ** linspace(start, end, steps), as torch.logspace.
+Tensor logspace(Scalar start, Scalar end, int64_t steps, double base = 10.0, const TensorOptions& options = {},
+                KILN_LOC);
 Tensor empty_like(const Tensor& t, const TensorOptions& options = {}, KILN_LOC);
 Tensor zeros_like(const Tensor& t, const TensorOptions& options = {}, KILN_LOC);
 Tensor ones_like(const Tensor& t, const TensorOptions& options = {}, KILN_LOC);
@@ -93,6 +96,50 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0, KILN_LOC);
 std::vector<Tensor> chunk(const Tensor& t, int64_t chunks, int64_t dim = 0, KILN_LOC);
 std::vector<Tensor> split(const Tensor& t, int64_t split_size, int64_t dim = 0, KILN_LOC);
 std::vector<Tensor> split(const Tensor& t, const Shape& split_sizes, int64_t dim = 0, KILN_LOC);
+// Joined along dim 1 (0 for 1-D inputs) / dim 0 of the inputs made at least
+// 2-D / dim 2 of the inputs made at least 3-D / as columns; as NumPy's.
+Tensor hstack(const std::vector<Tensor>& tensors, KILN_LOC);
+Tensor vstack(const std::vector<Tensor>& tensors, KILN_LOC);
+inline Tensor row_stack(const std::vector<Tensor>& tensors, KILN_LOC) { return vstack(tensors, loc); }
+Tensor dstack(const std::vector<Tensor>& tensors, KILN_LOC);
+Tensor column_stack(const std::vector<Tensor>& tensors, KILN_LOC);
+// Coordinate grids of 1-D (or 0-D) tensors: indexing "ij" (matrix, the
+// default) or "xy" (Cartesian: the first two dims swapped); expanded views.
+std::vector<Tensor> meshgrid(const std::vector<Tensor>& tensors, const char* indexing = "ij", KILN_LOC);
+// The inputs expanded to their common broadcast shape (views).
+std::vector<Tensor> broadcast_tensors(const std::vector<Tensor>& tensors, KILN_LOC);
+Tensor atleast_1d(const Tensor& t, KILN_LOC);
+Tensor atleast_2d(const Tensor& t, KILN_LOC);
+Tensor atleast_3d(const Tensor& t, KILN_LOC);
+// torch.var_mean / torch.std_mean: (var, mean) / (std, mean) in one pass.
+// var_mean(x, {1}) reduces dim 1 (the bool overload takes only a bool, so a
+// braced dim list never converts to `unbiased`); var_mean(x, 1) too.
+std::tuple<Tensor, Tensor> var_mean(const Tensor& t, const Shape& dims, bool unbiased = true, bool keepdim = false,
+                                    KILN_LOC);
+std::tuple<Tensor, Tensor> std_mean(const Tensor& t, const Shape& dims, bool unbiased = true, bool keepdim = false,
+                                    KILN_LOC);
+inline std::tuple<Tensor, Tensor> var_mean(const Tensor& t, KILN_LOC) { return var_mean(t, Shape{}, true, false, loc); }
+inline std::tuple<Tensor, Tensor> std_mean(const Tensor& t, KILN_LOC) { return std_mean(t, Shape{}, true, false, loc); }
+template <typename B>
+  requires std::same_as<B, bool>
+std::tuple<Tensor, Tensor> var_mean(const Tensor& t, B unbiased, KILN_LOC) {
+  return var_mean(t, Shape{}, unbiased, false, loc);
+}
+template <typename B>
+  requires std::same_as<B, bool>
+std::tuple<Tensor, Tensor> std_mean(const Tensor& t, B unbiased, KILN_LOC) {
+  return std_mean(t, Shape{}, unbiased, false, loc);
+}
+template <std::integral I>
+  requires(!std::same_as<I, bool>)
+std::tuple<Tensor, Tensor> var_mean(const Tensor& t, I dim, bool unbiased = true, bool keepdim = false, KILN_LOC) {
+  return var_mean(t, Shape{static_cast<int64_t>(dim)}, unbiased, keepdim, loc);
+}
+template <std::integral I>
+  requires(!std::same_as<I, bool>)
+std::tuple<Tensor, Tensor> std_mean(const Tensor& t, I dim, bool unbiased = true, bool keepdim = false, KILN_LOC) {
+  return std_mean(t, Shape{static_cast<int64_t>(dim)}, unbiased, keepdim, loc);
+}
 
 // ---- functional forms ----
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b, KILN_LOC);
@@ -217,6 +264,89 @@ KILN_FUNCTIONAL_UNARY(logical_not)
 KILN_FUNCTIONAL_UNARY(squeeze)
 #undef KILN_FUNCTIONAL_UNARY
 inline Tensor atan2(const Tensor& y, const Tensor& x, KILN_LOC) { return y.atan2(x, loc); }
+#define KILN_FUNCTIONAL_BINARY(name) \
+  inline Tensor name(const Tensor& a, const Tensor& b, KILN_LOC) { return a.name(b, loc); }
+KILN_FUNCTIONAL_BINARY(hypot)
+KILN_FUNCTIONAL_BINARY(logaddexp)
+KILN_FUNCTIONAL_BINARY(logaddexp2)
+KILN_FUNCTIONAL_BINARY(xlogy)
+KILN_FUNCTIONAL_BINARY(heaviside)
+KILN_FUNCTIONAL_BINARY(float_power)
+KILN_FUNCTIONAL_BINARY(true_divide)
+KILN_FUNCTIONAL_BINARY(dot)
+KILN_FUNCTIONAL_BINARY(vdot)
+KILN_FUNCTIONAL_BINARY(mv)
+KILN_FUNCTIONAL_BINARY(bmm)
+KILN_FUNCTIONAL_BINARY(kron)
+#undef KILN_FUNCTIONAL_BINARY
+inline Tensor deg2rad(const Tensor& t, KILN_LOC) { return t.deg2rad(loc); }
+inline Tensor rad2deg(const Tensor& t, KILN_LOC) { return t.rad2deg(loc); }
+inline Tensor sinc(const Tensor& t, KILN_LOC) { return t.sinc(loc); }
+inline Tensor trace(const Tensor& t, KILN_LOC) { return t.trace(loc); }
+inline Tensor logit(const Tensor& t, std::optional<double> eps = std::nullopt, KILN_LOC) { return t.logit(eps, loc); }
+inline Tensor nan_to_num(const Tensor& t, std::optional<double> nan = std::nullopt,
+                         std::optional<double> posinf = std::nullopt, std::optional<double> neginf = std::nullopt,
+                         KILN_LOC) {
+  return t.nan_to_num(nan, posinf, neginf, loc);
+}
+inline Tensor diag(const Tensor& t, int64_t diagonal = 0, KILN_LOC) { return t.diag(diagonal, loc); }
+inline Tensor diagonal(const Tensor& t, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1, KILN_LOC) {
+  return t.diagonal(offset, dim1, dim2, loc);
+}
+inline Tensor diag_embed(const Tensor& t, int64_t offset = 0, int64_t dim1 = -2, int64_t dim2 = -1, KILN_LOC) {
+  return t.diag_embed(offset, dim1, dim2, loc);
+}
+inline Tensor cross(const Tensor& a, const Tensor& b, std::optional<int64_t> dim = std::nullopt, KILN_LOC) {
+  return a.cross(b, dim, loc);
+}
+inline Tensor addmm(const Tensor& t, const Tensor& m1, const Tensor& m2, Scalar beta = 1, Scalar alpha = 1,
+                    KILN_LOC) {
+  return t.addmm(m1, m2, beta, alpha, loc);
+}
+inline Tensor movedim(const Tensor& t, int64_t source, int64_t destination, KILN_LOC) {
+  return t.movedim(source, destination, loc);
+}
+inline Tensor movedim(const Tensor& t, const Shape& source, const Shape& destination, KILN_LOC) {
+  return t.movedim(source, destination, loc);
+}
+inline Tensor swapaxes(const Tensor& t, int64_t a, int64_t b, KILN_LOC) { return t.transpose(a, b, loc); }
+inline Tensor unflatten(const Tensor& t, int64_t dim, const Shape& sizes, KILN_LOC) {
+  return t.unflatten(dim, sizes, loc);
+}
+inline Tensor broadcast_to(const Tensor& t, const Shape& size, KILN_LOC) { return t.broadcast_to(size, loc); }
+inline Tensor tile(const Tensor& t, const Shape& dims, KILN_LOC) { return t.tile(dims, loc); }
+inline Tensor repeat_interleave(const Tensor& t, int64_t repeats, std::optional<int64_t> dim = std::nullopt,
+                                KILN_LOC) {
+  return t.repeat_interleave(repeats, dim, loc);
+}
+inline Tensor repeat_interleave(const Tensor& t, const Tensor& repeats, std::optional<int64_t> dim = std::nullopt,
+                                KILN_LOC) {
+  return t.repeat_interleave(repeats, dim, loc);
+}
+inline Tensor rot90(const Tensor& t, int64_t k = 1, const Shape& dims = {0, 1}, KILN_LOC) {
+  return t.rot90(k, dims, loc);
+}
+inline Tensor take_along_dim(const Tensor& t, const Tensor& indices, std::optional<int64_t> dim = std::nullopt,
+                             KILN_LOC) {
+  return t.take_along_dim(indices, dim, loc);
+}
+inline std::vector<Tensor> tensor_split(const Tensor& t, int64_t sections, int64_t dim = 0, KILN_LOC) {
+  return t.tensor_split(sections, dim, loc);
+}
+inline std::vector<Tensor> tensor_split(const Tensor& t, const Shape& indices, int64_t dim = 0, KILN_LOC) {
+  return t.tensor_split(indices, dim, loc);
+}
+inline std::tuple<Tensor, Tensor> aminmax(const Tensor& t, std::optional<int64_t> dim = std::nullopt,
+                                          bool keepdim = false, KILN_LOC) {
+  return t.aminmax(dim, keepdim, loc);
+}
+inline Tensor count_nonzero(const Tensor& t, const Shape& dims = {}, KILN_LOC) { return t.count_nonzero(dims, loc); }
+inline Tensor nansum(const Tensor& t, const Shape& dims = {}, bool keepdim = false, KILN_LOC) {
+  return t.nansum(dims, keepdim, std::nullopt, loc);
+}
+inline Tensor nanmean(const Tensor& t, const Shape& dims = {}, bool keepdim = false, KILN_LOC) {
+  return t.nanmean(dims, keepdim, std::nullopt, loc);
+}
 inline Tensor round(const Tensor& t, int64_t decimals = 0, KILN_LOC) { return t.round(decimals, loc); }
 inline Tensor flatten(const Tensor& t, int64_t start_dim = 0, int64_t end_dim = -1, KILN_LOC) { return t.flatten(start_dim, end_dim, loc); }
 inline Tensor sum(const Tensor& t, KILN_LOC) { return t.sum(std::nullopt, loc); }

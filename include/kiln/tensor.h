@@ -138,6 +138,31 @@ class Tensor {
   std::vector<Tensor> split(int64_t split_size, int64_t dim = 0, KILN_LOC) const;
   std::vector<Tensor> split(const Shape& split_sizes, int64_t dim = 0, KILN_LOC) const;
   std::vector<Tensor> unbind(int64_t dim = 0, KILN_LOC) const;
+  // More views and shape ops, as PyTorch's (core/reshaping.cpp). Views:
+  // movedim, swapaxes, unflatten, diagonal, unfold (windows of `size` every
+  // `step` along a dim, as a new last dim), broadcast_to. Copies: tile,
+  // repeat_interleave, rot90, take_along_dim; tensor_split gives views.
+  Tensor movedim(const Shape& source, const Shape& destination, KILN_LOC) const;
+  Tensor movedim(int64_t source, int64_t destination, KILN_LOC) const;
+  Tensor moveaxis(const Shape& source, const Shape& destination, KILN_LOC) const {
+    return movedim(source, destination, loc);
+  }
+  Tensor moveaxis(int64_t source, int64_t destination, KILN_LOC) const { return movedim(source, destination, loc); }
+  Tensor swapaxes(int64_t axis0, int64_t axis1, KILN_LOC) const { return transpose(axis0, axis1, loc); }
+  Tensor swapdims(int64_t dim0, int64_t dim1, KILN_LOC) const { return transpose(dim0, dim1, loc); }
+  Tensor unflatten(int64_t dim, const Shape& sizes, KILN_LOC) const;
+  Tensor diagonal(int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1, KILN_LOC) const;
+  Tensor unfold(int64_t dimension, int64_t size, int64_t step, KILN_LOC) const;
+  Tensor broadcast_to(const Shape& size, KILN_LOC) const;
+  Tensor tile(const Shape& dims, KILN_LOC) const;
+  // Each element (each slice along dim; no dim: of the flattened tensor)
+  // repeated `repeats` times, or repeats[i] times for element i.
+  Tensor repeat_interleave(int64_t repeats, std::optional<int64_t> dim = std::nullopt, KILN_LOC) const;
+  Tensor repeat_interleave(const Tensor& repeats, std::optional<int64_t> dim = std::nullopt, KILN_LOC) const;
+  Tensor rot90(int64_t k = 1, const Shape& dims = {0, 1}, KILN_LOC) const;
+  Tensor take_along_dim(const Tensor& indices, std::optional<int64_t> dim = std::nullopt, KILN_LOC) const;
+  std::vector<Tensor> tensor_split(int64_t sections, int64_t dim = 0, KILN_LOC) const;
+  std::vector<Tensor> tensor_split(const Shape& indices, int64_t dim = 0, KILN_LOC) const;
 
   // ---- elementwise ----
   Tensor add(const Tensor& other, Scalar alpha = 1, KILN_LOC) const;
@@ -276,6 +301,24 @@ class Tensor {
   Tensor ge(Scalar o, KILN_LOC) const;
   Tensor matmul(const Tensor& other, KILN_LOC) const;
   Tensor mm(const Tensor& other, KILN_LOC) const;
+  // Linear algebra helpers, as PyTorch's (core/linalg.cpp): products with
+  // their shape checks (dot / vdot: 1-D, mv: 2-D x 1-D, bmm: 3-D x 3-D),
+  // beta * self + alpha * product (addmm, addmv, baddbmm), the trace and
+  // diagonals, the Kronecker and cross products.
+  Tensor dot(const Tensor& other, KILN_LOC) const;
+  Tensor vdot(const Tensor& other, KILN_LOC) const;
+  Tensor mv(const Tensor& vec, KILN_LOC) const;
+  Tensor bmm(const Tensor& mat2, KILN_LOC) const;
+  Tensor addmm(const Tensor& mat1, const Tensor& mat2, Scalar beta = 1, Scalar alpha = 1, KILN_LOC) const;
+  Tensor addmv(const Tensor& mat, const Tensor& vec, Scalar beta = 1, Scalar alpha = 1, KILN_LOC) const;
+  Tensor baddbmm(const Tensor& batch1, const Tensor& batch2, Scalar beta = 1, Scalar alpha = 1, KILN_LOC) const;
+  Tensor trace(KILN_LOC) const;
+  // 1-D: a square matrix with self on diagonal `diagonal`; 2-D: that diagonal (a copy).
+  Tensor diag(int64_t diagonal = 0, KILN_LOC) const;
+  Tensor diag_embed(int64_t offset = 0, int64_t dim1 = -2, int64_t dim2 = -1, KILN_LOC) const;
+  Tensor kron(const Tensor& other, KILN_LOC) const;
+  // Along dim (default: the first dim of size 3), both of size 3 there.
+  Tensor cross(const Tensor& other, std::optional<int64_t> dim = std::nullopt, KILN_LOC) const;
   // Compositions of the above, as PyTorch's (core/composite.cpp).
   // where(mask, value, self) in self's dtype; mask is bool and broadcasts.
   Tensor masked_fill(const Tensor& mask, Scalar value, KILN_LOC) const;
@@ -299,6 +342,28 @@ class Tensor {
   Tensor triu(int64_t diagonal = 0, KILN_LOC) const;
   // Tiles the tensor repeats[d] times along dim d (extra leading repeats add dims).
   Tensor repeat(const Shape& repeats, KILN_LOC) const;
+  // More elementwise compositions, PyTorch's formulas (core/composite_math.cpp).
+  Tensor hypot(const Tensor& other, KILN_LOC) const;
+  Tensor logaddexp(const Tensor& other, KILN_LOC) const;   // log(e^self + e^other)
+  Tensor logaddexp2(const Tensor& other, KILN_LOC) const;  // log2(2^self + 2^other)
+  Tensor xlogy(const Tensor& other, KILN_LOC) const;       // self * log(other), 0 where self == 0
+  Tensor xlogy(Scalar other, KILN_LOC) const;
+  Tensor deg2rad(KILN_LOC) const;
+  Tensor rad2deg(KILN_LOC) const;
+  Tensor sinc(KILN_LOC) const;  // sin(pi x) / (pi x), 1 at 0
+  // log(p / (1 - p)), p clamped to [eps, 1 - eps] when eps is given.
+  Tensor logit(std::optional<double> eps = std::nullopt, KILN_LOC) const;
+  Tensor heaviside(const Tensor& values, KILN_LOC) const;  // 0 below 0, values at 0, 1 above
+  // NaN, +inf, -inf replaced (default: 0, the dtype's largest, its lowest).
+  Tensor nan_to_num(std::optional<double> nan = std::nullopt, std::optional<double> posinf = std::nullopt,
+                    std::optional<double> neginf = std::nullopt, KILN_LOC) const;
+  Tensor float_power(const Tensor& exponent, KILN_LOC) const;  // in float64
+  Tensor float_power(Scalar exponent, KILN_LOC) const;
+  Tensor true_divide(const Tensor& other, KILN_LOC) const { return div(other, loc); }
+  Tensor true_divide(Scalar other, KILN_LOC) const { return div(other, loc); }
+  // The n-th forward difference along dim (prepend / append joined first).
+  Tensor diff(int64_t n = 1, int64_t dim = -1, const Tensor& prepend = Tensor(), const Tensor& append = Tensor(),
+              KILN_LOC) const;
 
   // ---- in place (a new node on the same storage; views see the write) ----
   Tensor& add_(const Tensor& other, Scalar alpha = 1, KILN_LOC);
@@ -368,6 +433,30 @@ class Tensor {
     return amin(Shape{static_cast<int64_t>(dim)}, keepdim, loc);
   }
   Tensor argmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false, KILN_LOC) const;
+  // (min, max) over dim (no dim: all elements), as Tensor.aminmax.
+  std::tuple<Tensor, Tensor> aminmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false, KILN_LOC) const;
+  // int64 counts of the nonzero elements over dims ({}: all).
+  Tensor count_nonzero(const Shape& dims = {}, KILN_LOC) const;
+  // sum / mean with NaNs left out (a row of NaNs: 0 / NaN), as torch.nansum / nanmean.
+  Tensor nansum(const Shape& dims = {}, bool keepdim = false, std::optional<DType> dtype = std::nullopt,
+                KILN_LOC) const;
+  Tensor nanmean(const Shape& dims = {}, bool keepdim = false, std::optional<DType> dtype = std::nullopt,
+                 KILN_LOC) const;
+  template <std::integral I>
+    requires(!std::same_as<I, bool>)
+  Tensor count_nonzero(I dim, KILN_LOC) const {
+    return count_nonzero(Shape{static_cast<int64_t>(dim)}, loc);
+  }
+  template <std::integral I>
+    requires(!std::same_as<I, bool>)
+  Tensor nansum(I dim, bool keepdim = false, std::optional<DType> dtype = std::nullopt, KILN_LOC) const {
+    return nansum(Shape{static_cast<int64_t>(dim)}, keepdim, dtype, loc);
+  }
+  template <std::integral I>
+    requires(!std::same_as<I, bool>)
+  Tensor nanmean(I dim, bool keepdim = false, std::optional<DType> dtype = std::nullopt, KILN_LOC) const {
+    return nanmean(Shape{static_cast<int64_t>(dim)}, keepdim, dtype, loc);
+  }
   Tensor argmin(std::optional<int64_t> dim = std::nullopt, bool keepdim = false, KILN_LOC) const;
   // unbiased=true divides by N-1, as torch.var's default.
   Tensor var(bool unbiased = true, KILN_LOC) const;
