@@ -192,6 +192,13 @@ std::vector<Case> make_cases(const Size& sz, Inputs& in) {
        .min_bytes = f * (N + 16.0 * R), .out_n = 16 * R, .build = [=] { return std::get<0>(x.topk(16, 1)); },
        .hand = [=](float* e) { hand_topk_rows(e, px, R, C, 16); }, .eigen = nullptr,
        .torch = TORCH_IMPL([=] { return std::get<0>(tx.topk(16, 1)); })},
+      // float32 atan2 and tan: kiln's own vectorized functions (correctly
+      // rounded but near midpoints) against libmvec's.
+      {.name = "atan2_tan", .expr = "a.atan2(b) + a.tan()", .shape = rc, .n = N, .min_bytes = f * 3.0 * N,
+       .out_n = N, .build = [=] { return a.atan2(b) + a.tan(); },
+       .hand = [=](float* e) { hand_atan2_tan(e, pa, pb, N); }, .eigen = nullptr,
+       .torch = TORCH_IMPL([=] { return torch::atan2(ta, tb) + torch::tan(ta); }),
+       .check_tol = 1e-3},
       // An in-place write of one row into a tensor nothing else reads: a
       // scatter of one row into the tensor's own buffer, not a copy of it.
       {.name = "write_row", .expr = "s[rows/2] = c (in place), then s[rows/2]", .shape = rc, .n = C,

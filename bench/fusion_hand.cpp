@@ -58,6 +58,11 @@ void hand_chain(float* out, const float* a, const float* b, const float* row, co
   }
 }
 
+void hand_atan2_tan(float* out, const float* a, const float* b, int64_t n) {
+#pragma omp parallel for simd num_threads(g_threads) schedule(static)
+  for (int64_t i = 0; i < n; ++i) out[i] = std::atan2(a[i], b[i]) + std::tan(a[i]);
+}
+
 // x + row[None, :]
 void hand_bcast_row(float* out, const float* x, const float* row, int64_t rows, int64_t cols) {
 #pragma omp parallel for num_threads(g_threads) schedule(static)

@@ -41,6 +41,9 @@ void hand_cumsum_rows(float* out, const float* x, int64_t rows, int64_t cols);
 void hand_sort_rows(float* out, const float* x, int64_t rows, int64_t cols);
 void hand_topk_rows(float* out, const float* x, int64_t rows, int64_t cols, int64_t k);
 void hand_cumsum_cols(float* out, const float* x, int64_t rows, int64_t cols);
+// atan2(a, b) + tan(a) elementwise: the inverse and plain trigonometric
+// functions (libmvec's vector atan2f / tanf under -ffast-math).
+void hand_atan2_tan(float* out, const float* a, const float* b, int64_t n);
 
 // a[i] = b[i] + s * c[i], the STREAM triad.
 void triad(float* a, const float* b, const float* c, float s, int64_t n);

@@ -41,7 +41,7 @@ namespace kiln::jit {
 // scalar twins outside vectorized loops; 11: VOps renumbered for expm1, log1p,
 // erf and the rounding ops), so objects
 // compiled by an older kiln are rebuilt, never loaded.
-inline constexpr uint32_t kDiskCacheVersion = 13;
+inline constexpr uint32_t kDiskCacheVersion = 14;
 inline constexpr size_t kDiskCacheHeaderSize = 32;
 
 // The compiled function for k: from memory, from disk, or compiled now

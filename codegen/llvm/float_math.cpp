@@ -387,19 +387,18 @@ llvm::Value* odd_in(Emitter& e, llvm::Value* v, llvm::Value* f) {  // f(|v|) wit
   return e.b.CreateSelect(sign_bit(e, v), e.b.CreateFNeg(f), f);
 }
 
-// atan(t) for a double t in [0, 1]: two halvings, atan t = 2 atan(t / (1 +
-// sqrt(1 + t^2))), bring t to [0, tan(pi/16)], where Taylor to t^21 is
-// within 5e-16.
+// atan(t) for a double t in [0, 1]: above tan(pi/8), pi/4 + atan((t - 1) /
+// (t + 1)), so the argument stays within tan(pi/8), where Taylor to u^35 is
+// within 2e-16 (one division, no square roots: divisions and roots are what
+// a vector of doubles waits for).
 llvm::Value* atan_unit(Emitter& e, llvm::Value* t) {
   auto& b = e.b;
-  for (int i = 0; i < 2; ++i) {
-    llvm::Value* root = e.intrinsic(llvm::Intrinsic::sqrt, {b.CreateFAdd(e.cd(1.0), b.CreateFMul(t, t))});
-    t = b.CreateFDiv(t, b.CreateFAdd(e.cd(1.0), root));
-  }
-  llvm::Value* p = horner(e, b.CreateFMul(t, t),
-                          {1.0 / 21, -1.0 / 19, 1.0 / 17, -1.0 / 15, 1.0 / 13, -1.0 / 11, 1.0 / 9,
-                           -1.0 / 7, 1.0 / 5, -1.0 / 3, 1.0});
-  return b.CreateFMul(b.CreateFMul(t, p), e.cd(4.0));
+  llvm::Value* big = b.CreateFCmpOGT(t, e.cd(0.41421356237309503));
+  llvm::Value* u = b.CreateSelect(big, b.CreateFDiv(b.CreateFSub(t, e.cd(1.0)), b.CreateFAdd(t, e.cd(1.0))), t);
+  std::vector<double> c;
+  for (int k = 17; k >= 0; --k) c.push_back((k % 2 ? -1.0 : 1.0) / (2 * k + 1));
+  llvm::Value* r = b.CreateFMul(u, horner(e, b.CreateFMul(u, u), c));
+  return b.CreateSelect(big, b.CreateFAdd(e.cd(0.7853981633974483), r), r);
 }
 
 // atan2(y, x) in [0, pi/2] for doubles y, x >= 0 (not NaN): the smaller

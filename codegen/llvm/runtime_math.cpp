@@ -163,12 +163,19 @@ constexpr double kLog10e = 0.43429448190325182;
 inline float nan_to_itself(float v, float r) { return std::isnan(v) ? v : r; }
 inline float odd_in(float v, float f) { return sign_bit(v) ? -f : f; }
 
+// float_math.cpp's atan_unit: Taylor coefficients (-1)^k / (2k + 1), k = 17 .. 0.
+struct AtanTaylor {
+  double c[18];
+  constexpr AtanTaylor() : c() {
+    for (int k = 17; k >= 0; --k) c[17 - k] = (k % 2 ? -1.0 : 1.0) / (2 * k + 1);
+  }
+};
 inline double atan_unit(double t) {
-#pragma GCC unroll 2
-  for (int i = 0; i < 2; ++i) t = t / (1.0 + std::sqrt(1.0 + t * t));
-  constexpr double c[] = {1.0 / 21, -1.0 / 19, 1.0 / 17, -1.0 / 15, 1.0 / 13, -1.0 / 11,
-                          1.0 / 9,  -1.0 / 7,  1.0 / 5,  -1.0 / 3,  1.0};
-  return (t * horner(t * t, c)) * 4.0;
+  static constexpr AtanTaylor kTaylor;
+  const bool big = t > 0.41421356237309503;
+  const double u = big ? (t - 1.0) / (t + 1.0) : t;
+  const double r = u * horner(u * u, kTaylor.c);
+  return big ? 0.7853981633974483 + r : r;
 }
 
 inline double angle(double y, double x) {
