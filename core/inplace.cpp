@@ -52,6 +52,8 @@ void finish_write(const Tensor& self, const autograd::FunctionPtr& fn) {
     autograd::note_leaf_update(self);
 }
 
+}  // namespace
+
 // self = result of an out-of-place op on self: checks PyTorch's in-place rules.
 Tensor& assign_result(Tensor& self, const Tensor& result, const char* op) {
   autograd::check_inplace(self, op);
@@ -65,6 +67,8 @@ Tensor& assign_result(Tensor& self, const Tensor& result, const char* op) {
   finish_write(self, result.impl()->grad_fn);
   return self;
 }
+
+namespace {
 
 // PyTorch's assert_no_partial_overlap between the written tensor and an input:
 // an input that shares some but not all of the written memory is refused

@@ -45,6 +45,9 @@ std::string shape_text(const Shape& s);
 void check_same_device(const char* op, std::initializer_list<const Tensor*> tensors);
 void check_same_device(const char* op, const std::vector<const Tensor*>& tensors);
 void check_shape_nonneg(const Shape& sizes, const char* op);
+// self = result of an out-of-place op on self (inplace.cpp), under op's
+// name: PyTorch's in-place rules checked, then the write.
+Tensor& assign_result(Tensor& self, const Tensor& result, const char* op);
 // "[op] expected a defined tensor but got an undefined one"
 void check_defined(const Tensor& t, const char* op);
 // A fill value (full, fill_) must fit the dtype, as PyTorch's checked

@@ -89,6 +89,15 @@ Tensor randint(int64_t low, int64_t high, const Shape& sizes, const TensorOption
 Tensor rand_like(const Tensor& t, const TensorOptions& options = {}, KILN_LOC);
 Tensor randn_like(const Tensor& t, const TensorOptions& options = {}, KILN_LOC);
 Tensor randint_like(const Tensor& t, int64_t low, int64_t high, const TensorOptions& options = {}, KILN_LOC);
+// A random permutation of 0 .. n-1 (int64 unless options say otherwise).
+Tensor randperm(int64_t n, const TensorOptions& options = {}, KILN_LOC);
+// Normal numbers of the given mean and standard deviation (tensors broadcast).
+Tensor normal(double mean, double std, const Shape& sizes, const TensorOptions& options = {}, KILN_LOC);
+Tensor normal(const Tensor& mean, const Tensor& std, KILN_LOC);
+inline Tensor bernoulli(const Tensor& p, KILN_LOC) { return p.bernoulli(loc); }
+inline Tensor multinomial(const Tensor& t, int64_t num_samples, bool replacement = false, KILN_LOC) {
+  return t.multinomial(num_samples, replacement, loc);
+}
 
 // ---- joining and splitting ----
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0, KILN_LOC);

@@ -393,6 +393,19 @@ class Tensor {
   Tensor& index_copy_(int64_t dim, const Tensor& index, const Tensor& source, KILN_LOC);
   Tensor& index_fill_(int64_t dim, const Tensor& index, Scalar value, KILN_LOC);
   Tensor& triu_(int64_t diagonal = 0, KILN_LOC);
+  // Filled in place with random numbers (core/random.cpp; kiln's Philox
+  // generator, so the numbers are kiln's, not PyTorch's): uniform on [from,
+  // to), normal, 1 with probability p (any dtype), exponential with rate lambd.
+  Tensor& uniform_(double from = 0.0, double to = 1.0, KILN_LOC);
+  Tensor& normal_(double mean = 0.0, double std = 1.0, KILN_LOC);
+  Tensor& bernoulli_(double p = 0.5, KILN_LOC);
+  Tensor& exponential_(double lambd = 1.0, KILN_LOC);
+  // 1 with probability self[i] (probabilities in [0, 1], checked: evaluates them).
+  Tensor bernoulli(KILN_LOC) const;
+  // Indices drawn from the rows of self (weights, not necessarily
+  // normalized; 1-D or 2-D): with replacement by the inverse CDF, without
+  // by the largest u^(1/w) (Efraimidis-Spirakis), as torch.multinomial.
+  Tensor multinomial(int64_t num_samples, bool replacement = false, KILN_LOC) const;
   Tensor& operator+=(Located o) { return add_(o.tensor, 1, o.loc); }
   Tensor& operator+=(LocatedScalar o) { return add_(o.value, 1, o.loc); }
   Tensor& operator-=(Located o) { return sub_(o.tensor, 1, o.loc); }
