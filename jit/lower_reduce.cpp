@@ -371,6 +371,12 @@ Lowered Lowerer::lower_rows(const std::vector<const Node*>& group, const std::ve
   }
   for (size_t j : per_row) store(body, slots[j], flats[j], values[j]);
   if (!per_element.empty()) {
+    // The output whose buffer holds the kept value is written last: a load
+    // is emitted where its value is first used, so every other output that
+    // reads the kept value (a matmul merged with a log_softmax of its
+    // operand) must read it before that write replaces it.
+    if (keep_.n)
+      std::stable_partition(per_element.begin(), per_element.end(), [&](size_t j) { return outs[j] != keep_.out; });
     for (size_t j : per_element) store(&final_body, slots[j], flats[j], values[j]);
     for (Stmt& st : nest(std::move(final_body), final_scope.loops)) body->push_back(std::move(st));
   }

@@ -51,3 +51,26 @@ TEST_CASE("fuzz regression: arange with bounds whose difference overflows int64"
   CHECK_THROWS_AS(arange(0.0, kInf), Error);
   CHECK_THROWS_AS(arange(0.0, 1.0, kNaN), Error);
 }
+
+// The fuzzer (a clang build, whose program generator built the nodes in
+// another order): a matmul merged into one row kernel with a log_softmax of
+// its operand. The row kernel keeps log1p(x), computed for the max, in the
+// first output's buffer (the matmul's) to read it back instead of computing
+// it again; the matmul's result was written there before the log_softmax
+// read it back (a load is emitted where its value is first used), so the
+// log_softmax read the matmul's values. The output holding the kept value
+// is now written last.
+TEST_CASE("fuzz regression: a merged matmul does not overwrite the value a log_softmax keeps in its buffer") {
+  static std::vector<int32_t> ones_data(16, 1);
+  const Tensor x = from_blob(ones_data.data(), {4, 4}, TensorOptions(kInt32));
+  const Tensor w = tensor(std::vector<double>{-3, -0.5, -3.125, 2.5, 0.5, -4, -2.75, 0.25, -1.625, -2.875, 1, 3.125,
+                                              -1, 1.5, 0.625, -2.75})
+                       .reshape({4, 4});
+  const Tensor l = x.log1p();
+  const Tensor m = l.mm(w);  // built first: the first output of the merged kernel
+  const Tensor s = l.log_softmax(-1);
+  kiln::eval(m, s);
+  // PyTorch: log_softmax of four equal values is -log(4); the matmul's rows are log(2) * w's column sums
+  CHECK_T(s, kFloat32, {4, 4}, std::vector<double>(16, -1.3862943649291992));
+  CHECK_T(m[0], kFloat32, {4}, {-3.5523793697357178, -4.072239875793457, -2.945875644683838, 2.1660852432250977});
+}
