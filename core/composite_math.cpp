@@ -26,16 +26,7 @@ std::pair<Tensor, Tensor> floating_pair(const Tensor& a, const Tensor& b, const 
 // x's value in the floating dtype PyTorch computes it in (integers: the default float dtype).
 Tensor as_floating(const Tensor& x, const char* op) {
   check_defined(x, op);
-  return x.is_floating_point() ? x : x.to(default_dtype());
-}
-
-double largest(DType t) {
-  switch (t) {
-    case DType::Float16: return 65504.0;
-    case DType::BFloat16: return 3.3895313892515355e38;
-    case DType::Float32: return std::numeric_limits<float>::max();
-    default: return std::numeric_limits<double>::max();
-  }
+  return x.to(floating_compute_type(x.dtype()));
 }
 }  // namespace
 
@@ -79,7 +70,7 @@ Tensor Tensor::xlogy(const Tensor& other, SourceLoc loc) const {
   check_defined(other, "xlogy");
   broadcast_shapes(sizes(), other.sizes(), "xlogy");
   const DType rt = result_type(*this, other);
-  const DType dt = kiln::is_floating_point(rt) ? rt : default_dtype();
+  const DType dt = floating_compute_type(rt);
   Tensor x = to(dt), y = other.to(dt);
   return where(y.isnan(), std::numeric_limits<double>::quiet_NaN(), where(x == 0, 0.0, x * y.log()));
 }
@@ -131,7 +122,7 @@ Tensor Tensor::nan_to_num(std::optional<double> nan, std::optional<double> posin
   const LocScope at(loc);
   check_defined(*this, "nan_to_num");
   if (!is_floating_point()) return clone();
-  const double big = largest(dtype());
+  const double big = largest_finite(dtype());
   Tensor r = where(isnan(), nan.value_or(0.0), *this);
   r = where(*this == std::numeric_limits<double>::infinity(), posinf.value_or(big), r);
   return where(*this == -std::numeric_limits<double>::infinity(), neginf.value_or(-big), r);

@@ -32,9 +32,13 @@ struct ResultTypeState {
   DType result() const { return *combine(dim, combine(zero, wrapped)); }
 };
 
+
+
+}  // namespace
+
 DType floating_compute_type(DType t) { return is_floating_point(t) ? t : default_dtype(); }
 
-
+namespace {
 DType binary_compute_type(Op op, DType promoted) {
   if (op == Op::Div || op == Op::Atan2) return floating_compute_type(promoted);
   return promoted;

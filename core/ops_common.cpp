@@ -152,9 +152,9 @@ void check_fill_value(const Scalar& v, DType dtype, const char* op) {
     case DType::UInt8: over = outside(-255.0, 255.0); name = "uint8_t"; break;
     case DType::Int32: over = outside(-2147483648.0, 2147483647.0); name = "int"; break;
     case DType::Int64: over = fp && outside(-9223372036854775808.0, 9223372036854775807.0); name = "int64_t"; break;
-    case DType::Float16: over = outside_float(65504.0); name = "at::Half"; break;
-    case DType::BFloat16: over = outside_float(3.3895313892515355e38); name = "at::BFloat16"; break;
-    case DType::Float32: over = outside_float(3.4028234663852886e38); name = "float"; break;
+    case DType::Float16: over = outside_float(largest_finite(dtype)); name = "at::Half"; break;
+    case DType::BFloat16: over = outside_float(largest_finite(dtype)); name = "at::BFloat16"; break;
+    case DType::Float32: over = outside_float(largest_finite(dtype)); name = "float"; break;
   }
   KILN_CHECK(!over, op, "value cannot be converted to type ", name, " without overflow");
 }
@@ -174,6 +174,15 @@ void check_floating(const Tensor& x, const char* op) {
   KILN_CHECK(x.defined(), op, "expected a defined tensor but got an undefined one");
   KILN_CHECK(is_floating_point(x.dtype()), op, "not implemented for ", scalar_type_name(x.dtype()),
              ": expected a floating point tensor (shape ", x.sizes(), ")");
+}
+
+double largest_finite(DType t) {
+  switch (t) {
+    case DType::Float16: return 65504.0;
+    case DType::BFloat16: return 3.3895313892515355e38;
+    case DType::Float32: return 3.4028234663852886e38;
+    default: return std::numeric_limits<double>::max();
+  }
 }
 
 Tensor as_vector(const Tensor& t) { return t.defined() && t.dim() == 0 ? t.reshape({1}) : t; }

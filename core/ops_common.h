@@ -57,6 +57,10 @@ void check_fill_value(const Scalar& v, DType dtype, const char* op);
 // Ops with floating kernels only (activations, losses): "[op] not
 // implemented for Long: expected a floating point tensor (shape [3])".
 void check_floating(const Tensor& x, const char* op);
+// The dtype floating ops compute in: t itself if floating, else the default float dtype.
+DType floating_compute_type(DType t);
+// The largest finite value of a floating dtype (float16 65504, ...).
+double largest_finite(DType t);
 // A 0-dim tensor as a 1-element vector, for ops that work along a dim
 // (PyTorch accepts 0-dim inputs there); any other (or undefined) as it is.
 Tensor as_vector(const Tensor& t);

@@ -121,23 +121,18 @@ Tensor random_like(const Tensor& self, Op op, double r0, double r1, const char* 
                      return random_tensor(op, s, opts.dtype_or(self.dtype()), opts, std::move(a), name);
                    });
 }
-void check_floating_self(const Tensor& self, const char* name) {
-  check_defined(self, name);
-  KILN_CHECK(is_floating_point(self.dtype()), name, "\"", name, "\" not implemented for '",
-             scalar_type_name(self.dtype()), "' (shape ", self.sizes(), "): it expects a floating point tensor");
-}
 }  // namespace
 
 Tensor& Tensor::uniform_(double from, double to, SourceLoc loc) {
   const LocScope at(loc);
-  check_floating_self(*this, "uniform_");
+  check_floating(*this, "uniform_");
   KILN_CHECK(from <= to, "uniform_", "uniform_ expects to return a [from, to) range, but found from=", from,
              " > to=", to);
   return assign_result(*this, random_like(*this, Op::RandUniform, from, to, "uniform_"), "uniform_");
 }
 Tensor& Tensor::normal_(double mean, double std, SourceLoc loc) {
   const LocScope at(loc);
-  check_floating_self(*this, "normal_");
+  check_floating(*this, "normal_");
   KILN_CHECK(std >= 0.0, "normal_", "normal expects std >= 0.0, but found std ", std);
   return assign_result(*this, random_like(*this, Op::RandNormal, mean, std, "normal_"), "normal_");
 }
@@ -145,22 +140,19 @@ Tensor& Tensor::bernoulli_(double p, SourceLoc loc) {
   const LocScope at(loc);
   check_defined(*this, "bernoulli_");
   KILN_CHECK(p >= 0.0 && p <= 1.0, "bernoulli_", "bernoulli_ expects p to be in [0, 1], but got p=", p);
-  Tensor u = made_like(*this, TensorOptions(DType::Float64).device(device()),
-                       [](const Shape& s, const TensorOptions& opts) { return rand(s, opts); });
-  return assign_result(*this, u.lt(p).to(dtype()), "bernoulli_");
+  return assign_result(*this, rand_like(*this, TensorOptions(DType::Float64)).lt(p).to(dtype()), "bernoulli_");
 }
 Tensor& Tensor::exponential_(double lambd, SourceLoc loc) {
   const LocScope at(loc);
-  check_floating_self(*this, "exponential_");
+  check_floating(*this, "exponential_");
   KILN_CHECK(lambd > 0.0, "exponential_", "exponential_ expects lambda > 0.0, but found lambda=", lambd);
   // -log(1 - u) / lambd, u in [0, 1): finite, and 0 only for u == 0
-  Tensor u = random_like(*this, Op::RandUniform, 0.0, 1.0, "exponential_");
-  return assign_result(*this, (-u).log1p() * (-1.0 / lambd), "exponential_");
+  return assign_result(*this, (-rand_like(*this)).log1p() * (-1.0 / lambd), "exponential_");
 }
 
 Tensor Tensor::bernoulli(SourceLoc loc) const {
   const LocScope at(loc);
-  check_floating_self(*this, "bernoulli");
+  check_floating(*this, "bernoulli");
   KILN_CHECK(!(lt(0).logical_or(gt(1)).logical_or(isnan())).any().item<bool>(), "bernoulli",
              "Expected p_in >= 0 && p_in <= 1 to be true, but got false (shape ", sizes(), ")");
   return rand_like(*this, TensorOptions(dtype())).lt(detach()).to(dtype());
@@ -195,7 +187,7 @@ Tensor normal(const Tensor& mean, const Tensor& std, SourceLoc loc) {
 
 Tensor Tensor::multinomial(int64_t num_samples, bool replacement, SourceLoc loc) const {
   const LocScope at(loc);
-  check_floating_self(*this, "multinomial");
+  check_floating(*this, "multinomial");
   KILN_CHECK(dim() == 1 || dim() == 2, "multinomial", "prob_dist must be 1 or 2 dim (got shape ", sizes(), ")");
   KILN_CHECK(num_samples > 0, "multinomial", "cannot sample n_sample <= 0 samples");
   const int64_t n = sizes().back();
@@ -205,11 +197,12 @@ Tensor Tensor::multinomial(int64_t num_samples, bool replacement, SourceLoc loc)
   // the checks PyTorch makes on the values (they evaluate w)
   KILN_CHECK(!(w.lt(0).logical_or(w.isinf()).logical_or(w.isnan())).any().item<bool>(), "multinomial",
              "probability tensor contains either `inf`, `nan` or element < 0 (shape ", sizes(), ")");
-  const Tensor nonzero = w.gt(0).sum(1);
-  KILN_CHECK(nonzero.gt(0).all().item<bool>(), "multinomial",
+  // the fewest categories of nonzero weight in a row (one evaluation for both checks)
+  const int64_t fewest = w.gt(0).sum(1).min().item<int64_t>();
+  KILN_CHECK(fewest > 0, "multinomial",
              "invalid multinomial distribution (sum of probabilities <= 0) (shape ", sizes(), ")");
   if (!replacement)
-    KILN_CHECK(nonzero.ge(num_samples).all().item<bool>(), "multinomial",
+    KILN_CHECK(fewest >= num_samples, "multinomial",
                "invalid multinomial distribution (with replacement=False, not enough non-negative category to "
                "sample) (", num_samples, " samples from shape ", sizes(), ")");
   const int64_t rows = w.sizes()[0];

@@ -139,6 +139,14 @@ llvm::Value* sign_bit(Emitter& e, llvm::Value* x) {  // float x: true for -0 and
   return e.b.CreateICmpSLT(e.b.CreateBitCast(x, e.i32()), e.c32(0));
 }
 
+// v itself where v is NaN (its payload kept), else r.
+llvm::Value* nan_to_itself(Emitter& e, llvm::Value* v, llvm::Value* r) {
+  return e.b.CreateSelect(is_nan(e, v), v, r);
+}
+llvm::Value* odd_in(Emitter& e, llvm::Value* v, llvm::Value* f) {  // f(|v|) with v's sign
+  return e.b.CreateSelect(sign_bit(e, v), e.b.CreateFNeg(f), f);
+}
+
 // The reduction of |x| (a float) to r in [-pi/4, pi/4] (double) and the
 // quadrant q (i64, low two bits): |x| = q pi/2 + r (mod 2 pi).
 std::pair<llvm::Value*, llvm::Value*> reduce_quadrant(Emitter& e, llvm::Value* x) {
@@ -198,7 +206,7 @@ llvm::Value* sincos(Emitter& e, llvm::Value* x, bool want_sin) {
   llvm::Value* negate = b.CreateICmpNE(b.CreateAnd(qn, e.c64(2)), e.c64(0));
   v = b.CreateSelect(negate, b.CreateFNeg(v), v);
   llvm::Value* f = b.CreateFPTrunc(v, e.f32());
-  if (want_sin) f = b.CreateSelect(sign_bit(e, x), b.CreateFNeg(f), f);  // sin is odd
+  if (want_sin) f = odd_in(e, x, f);  // sin is odd
   return not_finite_to_nan(e, x, f);
 }
 
@@ -239,7 +247,7 @@ llvm::Value* expf_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
     return b.CreateBitCast(b.CreateShl(b.CreateAdd(kk, e.c32(127)), e.c32(23)), e.f32());
   };
   llvm::Value* res = b.CreateFMul(b.CreateFMul(p, pow2(k1)), pow2(k2));
-  return b.CreateSelect(is_nan(e, v), v, res);
+  return nan_to_itself(e, v, res);
 }
 
 llvm::Value* expf_via_double_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
@@ -247,28 +255,32 @@ llvm::Value* expf_via_double_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args)
   auto& b = e.b;
   llvm::Value* d = clamp(e, b.CreateFPExt(v, e.f64()), -200.0, 200.0);
   llvm::Value* r = b.CreateFPTrunc(exp_double(e, d), e.f32());
-  return b.CreateSelect(is_nan(e, v), v, r);
+  return nan_to_itself(e, v, r);
 }
 
-llvm::Value* logf_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
-  llvm::Value* v = args[0];
+// log, log2, log10 of a float: e a + log(m) b from log_parts (a factor 1
+// multiplies nothing), rounded once; 0 gives -inf, inf inf, a negative or a
+// NaN NaN (the NaN itself).
+llvm::Value* log_base(Emitter& e, llvm::Value* v, double a, double b_) {
   auto& b = e.b;
   auto [lm, ex] = log_parts(e, b.CreateFPExt(v, e.f64()));
-  llvm::Value* r = b.CreateFPTrunc(b.CreateFAdd(b.CreateFMul(ex, e.cd(kLn2)), lm), e.f32());
+  auto scaled = [&](llvm::Value* x, double f) { return f == 1.0 ? x : b.CreateFMul(x, e.cd(f)); };
+  llvm::Value* r = b.CreateFPTrunc(b.CreateFAdd(scaled(ex, a), scaled(lm, b_)), e.f32());
   const float inf = std::numeric_limits<float>::infinity();
   r = b.CreateSelect(b.CreateFCmpOEQ(v, e.cf(0.0f)), e.cf(-inf), r);
   r = b.CreateSelect(b.CreateFCmpOEQ(v, e.cf(inf)), v, r);
-  // negative or NaN: NaN (x itself when x is NaN)
-  llvm::Value* nan = b.CreateSelect(is_nan(e, v), v, e.cf(std::numeric_limits<float>::quiet_NaN()));
+  llvm::Value* nan = nan_to_itself(e, v, e.cf(std::numeric_limits<float>::quiet_NaN()));
   return b.CreateSelect(b.CreateFCmpOGE(v, e.cf(0.0f)), r, nan);
 }
 
+llvm::Value* logf_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) { return log_base(e, args[0], kLn2, 1.0); }
+
 llvm::Value* sinf_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
-  return e.b.CreateSelect(is_nan(e, args[0]), args[0], sincos(e, args[0], true));
+  return nan_to_itself(e, args[0], sincos(e, args[0], true));
 }
 
 llvm::Value* cosf_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
-  return e.b.CreateSelect(is_nan(e, args[0]), args[0], sincos(e, args[0], false));
+  return nan_to_itself(e, args[0], sincos(e, args[0], false));
 }
 
 llvm::Value* tanhf_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
@@ -279,8 +291,7 @@ llvm::Value* tanhf_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
   llvm::Value* em1 = expm1_double(e, b.CreateFAdd(a, a));
   llvm::Value* th = b.CreateFDiv(em1, b.CreateFAdd(em1, e.cd(2.0)));
   llvm::Value* res = b.CreateFPTrunc(th, e.f32());
-  res = b.CreateSelect(sign_bit(e, v), b.CreateFNeg(res), res);
-  return b.CreateSelect(is_nan(e, v), v, res);
+  return nan_to_itself(e, v, odd_in(e, v, res));
 }
 
 llvm::Value* expm1f_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
@@ -290,26 +301,29 @@ llvm::Value* expm1f_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
   llvm::Value* d = clamp(e, b.CreateFPExt(v, e.f64()), -40.0, 89.0);
   llvm::Value* res = b.CreateFPTrunc(expm1_double(e, d), e.f32());
   res = b.CreateSelect(b.CreateFCmpOEQ(v, e.cf(0.0f)), v, res);  // keeps -0
-  return b.CreateSelect(is_nan(e, v), v, res);
+  return nan_to_itself(e, v, res);
 }
 
-// log(u) for u = 1 + x rounded to double, plus the first-order term of what
-// the rounding dropped, (x - (u - 1)) / u: exact enough for the tiny x whose
-// bits fall off 1 + x.
+// log(1 + y) for a double y > -1 (finite): log(u) for u = 1 + y rounded
+// to double, plus the first-order term of what the rounding dropped,
+// (y - (u - 1)) / u: exact enough for the tiny y whose bits fall off 1 + y.
+llvm::Value* log1p_double(Emitter& e, llvm::Value* y) {
+  auto& b = e.b;
+  llvm::Value* u = b.CreateFAdd(y, e.cd(1.0));
+  auto [lm, ex] = log_parts(e, u);
+  llvm::Value* l = b.CreateFAdd(b.CreateFMul(ex, e.cd(kLn2)), lm);
+  return b.CreateFAdd(l, b.CreateFDiv(b.CreateFSub(y, b.CreateFSub(u, e.cd(1.0))), u));
+}
+
 llvm::Value* log1pf_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
   llvm::Value* v = args[0];
   auto& b = e.b;
   const float inf = std::numeric_limits<float>::infinity();
-  llvm::Value* d = b.CreateFPExt(v, e.f64());
-  llvm::Value* u = b.CreateFAdd(d, e.cd(1.0));
-  auto [lm, ex] = log_parts(e, u);
-  llvm::Value* l = b.CreateFAdd(b.CreateFMul(ex, e.cd(kLn2)), lm);
-  llvm::Value* c = b.CreateFDiv(b.CreateFSub(d, b.CreateFSub(u, e.cd(1.0))), u);
-  llvm::Value* r = b.CreateFPTrunc(b.CreateFAdd(l, c), e.f32());
+  llvm::Value* r = b.CreateFPTrunc(log1p_double(e, b.CreateFPExt(v, e.f64())), e.f32());
   r = b.CreateSelect(b.CreateFCmpOEQ(v, e.cf(-1.0f)), e.cf(-inf), r);
   r = b.CreateSelect(b.CreateFCmpOEQ(v, e.cf(inf)), v, r);
   r = b.CreateSelect(b.CreateFCmpOEQ(v, e.cf(0.0f)), v, r);  // keeps -0
-  llvm::Value* nan = b.CreateSelect(is_nan(e, v), v, e.cf(std::numeric_limits<float>::quiet_NaN()));
+  llvm::Value* nan = nan_to_itself(e, v, e.cf(std::numeric_limits<float>::quiet_NaN()));
   return b.CreateSelect(b.CreateFCmpOGE(v, e.cf(-1.0f)), r, nan);
 }
 
@@ -328,7 +342,7 @@ llvm::Value* erff_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
   llvm::Value* big = b.CreateFSub(e.cd(1.0), tail);
   big = b.CreateSelect(b.CreateFCmpOLT(d, e.cd(0.0)), b.CreateFNeg(big), big);
   llvm::Value* r = b.CreateSelect(b.CreateFCmpOLE(a, e.cd(1.0)), small, big);
-  return b.CreateSelect(is_nan(e, v), v, b.CreateFPTrunc(r, e.f32()));
+  return nan_to_itself(e, v, b.CreateFPTrunc(r, e.f32()));
 }
 
 llvm::FunctionType* floats_to_float(Emitter& e) {
@@ -380,12 +394,6 @@ constexpr double kHalfPi = 1.5707963267948966;
 constexpr double kLog10of2 = 0.30102999566398120;
 constexpr double kLog10e = 0.43429448190325182;
 
-llvm::Value* nan_to_itself(Emitter& e, llvm::Value* v, llvm::Value* r) {
-  return e.b.CreateSelect(is_nan(e, v), v, r);
-}
-llvm::Value* odd_in(Emitter& e, llvm::Value* v, llvm::Value* f) {  // f(|v|) with v's sign
-  return e.b.CreateSelect(sign_bit(e, v), e.b.CreateFNeg(f), f);
-}
 
 // atan(t) for a double t in [0, 1]: above tan(pi/8), pi/4 + atan((t - 1) /
 // (t + 1)), so the argument stays within tan(pi/8), where Taylor to u^35 is
@@ -413,15 +421,6 @@ llvm::Value* angle(Emitter& e, llvm::Value* y, llvm::Value* x) {
   ratio = b.CreateSelect(b.CreateAnd(b.CreateFCmpOEQ(x, e.cd(inf)), b.CreateFCmpOEQ(y, e.cd(inf))), e.cd(1.0), ratio);
   llvm::Value* r = atan_unit(e, ratio);
   return b.CreateSelect(steep, b.CreateFSub(e.cd(kHalfPi), r), r);
-}
-
-// log(1 + y) for a finite double y >= 0: log1pf's method in double.
-llvm::Value* log1p_double(Emitter& e, llvm::Value* y) {
-  auto& b = e.b;
-  llvm::Value* u = b.CreateFAdd(y, e.cd(1.0));
-  auto [lm, ex] = log_parts(e, u);
-  llvm::Value* l = b.CreateFAdd(b.CreateFMul(ex, e.cd(kLn2)), lm);
-  return b.CreateFAdd(l, b.CreateFDiv(b.CreateFSub(y, b.CreateFSub(u, e.cd(1.0))), u));
 }
 
 llvm::Value* tanf_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
@@ -541,22 +540,11 @@ llvm::Value* atanhf_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
   return nan_to_itself(e, v, r);
 }
 
-// log2 / log10 from log_parts (exact for powers of two, and of ten up to
-// the float's rounding), logf's special cases.
-llvm::Value* log_base(Emitter& e, llvm::Value* v, bool ten) {
-  auto& b = e.b;
-  auto [lm, ex] = log_parts(e, b.CreateFPExt(v, e.f64()));
-  llvm::Value* d = ten ? b.CreateFAdd(b.CreateFMul(ex, e.cd(kLog10of2)), b.CreateFMul(lm, e.cd(kLog10e)))
-                       : b.CreateFAdd(ex, b.CreateFMul(lm, e.cd(kLog2e)));
-  llvm::Value* r = b.CreateFPTrunc(d, e.f32());
-  const float inf = std::numeric_limits<float>::infinity();
-  r = b.CreateSelect(b.CreateFCmpOEQ(v, e.cf(0.0f)), e.cf(-inf), r);
-  r = b.CreateSelect(b.CreateFCmpOEQ(v, e.cf(inf)), v, r);
-  llvm::Value* nan = b.CreateSelect(is_nan(e, v), v, e.cf(std::numeric_limits<float>::quiet_NaN()));
-  return b.CreateSelect(b.CreateFCmpOGE(v, e.cf(0.0f)), r, nan);
+// log2 / log10: exact for powers of two, and of ten up to the float's rounding.
+llvm::Value* log2f_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) { return log_base(e, args[0], 1.0, kLog2e); }
+llvm::Value* log10f_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
+  return log_base(e, args[0], kLog10of2, kLog10e);
 }
-llvm::Value* log2f_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) { return log_base(e, args[0], false); }
-llvm::Value* log10f_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) { return log_base(e, args[0], true); }
 
 // 2^x = 2^k (1 + expm1((x - k) ln2)), k = round(x): exact for integer x.
 llvm::Value* exp2f_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {

@@ -141,6 +141,8 @@ inline SinCos sin_cos_poly(double r) {
   return {s, 1.0 + z * horner(z, cc)};
 }
 
+inline float nan_to_itself(float v, float r) { return std::isnan(v) ? v : r; }
+inline float odd_in(float v, float f) { return sign_bit(v) ? -f : f; }
 inline float not_finite_to_nan(float x, float f) { return std::fabs(x) < kInfF ? f : kNanF; }
 
 inline float sincos(float x, bool want_sin) {
@@ -151,7 +153,7 @@ inline float sincos(float x, bool want_sin) {
   const uint64_t qn = want_sin ? quadrant : quadrant + 1;
   v = (qn & 2) != 0 ? -v : v;
   float f = static_cast<float>(v);
-  if (want_sin) f = sign_bit(x) ? -f : f;
+  if (want_sin) f = odd_in(x, f);
   return not_finite_to_nan(x, f);
 }
 
@@ -159,9 +161,6 @@ constexpr double kPi = 3.141592653589793;
 constexpr double kHalfPi = 1.5707963267948966;
 constexpr double kLog10of2 = 0.30102999566398120;
 constexpr double kLog10e = 0.43429448190325182;
-
-inline float nan_to_itself(float v, float r) { return std::isnan(v) ? v : r; }
-inline float odd_in(float v, float f) { return sign_bit(v) ? -f : f; }
 
 // float_math.cpp's atan_unit: Taylor coefficients (-1)^k / (2k + 1), k = 17 .. 0.
 struct AtanTaylor {
@@ -189,6 +188,7 @@ inline double angle(double y, double x) {
   return steep ? kHalfPi - r : r;
 }
 
+// float_math.cpp's log1p_double (y > -1).
 inline double log1p_double(double y) {
   const double u = y + 1.0;
   const LogParts lp = log_parts(u);
@@ -199,14 +199,13 @@ inline double log1p_double(double y) {
 inline double one_minus_square_root(double d) { return std::sqrt((1.0 - d) * (1.0 + d)); }
 inline float in_unit_range(float v, float r) { return std::fabs(v) <= 1.0f ? r : kNanF; }
 
-inline float log_base(float v, bool ten) {
+// float_math.cpp's log_base: e a + log(m) b (a factor 1 multiplies nothing).
+inline float log_base(float v, double a, double b) {
   const LogParts lp = log_parts(static_cast<double>(v));
-  const double d = ten ? lp.e * kLog10of2 + lp.log_m * kLog10e : lp.e + lp.log_m * kLog2e;
-  float r = static_cast<float>(d);
+  float r = static_cast<float>((a == 1.0 ? lp.e : lp.e * a) + (b == 1.0 ? lp.log_m : lp.log_m * b));
   r = v == 0.0f ? -kInfF : r;
   r = v == kInfF ? v : r;
-  const float nan = std::isnan(v) ? v : kNanF;
-  return v >= 0.0f ? r : nan;
+  return v >= 0.0f ? r : nan_to_itself(v, kNanF);
 }
 
 }  // namespace
@@ -235,32 +234,25 @@ KILN_TWIN float kiln_rt_expf(float v) {
   const int32_t k2 = ki - k1;
   auto pow2 = [](int32_t kk) { return float_of(static_cast<uint32_t>(kk + 127) << 23); };
   const float res = (p * pow2(k1)) * pow2(k2);
-  return std::isnan(v) ? v : res;
+  return nan_to_itself(v, res);
 }
 
 KILN_TWIN float kiln_rt_expf_via_double(float v) {
   const double d = clamp(static_cast<double>(v), -200.0, 200.0);
   const float r = static_cast<float>(exp_double(d));
-  return std::isnan(v) ? v : r;
+  return nan_to_itself(v, r);
 }
 
-KILN_TWIN float kiln_rt_logf(float v) {
-  const LogParts lp = log_parts(static_cast<double>(v));
-  float r = static_cast<float>(lp.e * kLn2 + lp.log_m);
-  r = v == 0.0f ? -kInfF : r;
-  r = v == kInfF ? v : r;
-  const float nan = std::isnan(v) ? v : kNanF;
-  return v >= 0.0f ? r : nan;
-}
+KILN_TWIN float kiln_rt_logf(float v) { return log_base(v, kLn2, 1.0); }
 
 KILN_TWIN float kiln_rt_sinf(float v) {
   const float r = sincos(v, true);
-  return std::isnan(v) ? v : r;
+  return nan_to_itself(v, r);
 }
 
 KILN_TWIN float kiln_rt_cosf(float v) {
   const float r = sincos(v, false);
-  return std::isnan(v) ? v : r;
+  return nan_to_itself(v, r);
 }
 
 KILN_TWIN float kiln_rt_tanhf(float v) {
@@ -269,8 +261,7 @@ KILN_TWIN float kiln_rt_tanhf(float v) {
   const double em1 = expm1_double(a + a);
   const double th = em1 / (em1 + 2.0);
   float res = static_cast<float>(th);
-  res = sign_bit(v) ? -res : res;
-  return std::isnan(v) ? v : res;
+  return nan_to_itself(v, odd_in(v, res));
 }
 
 KILN_TWIN float kiln_rt_powf(float xv, float yv) {
@@ -306,21 +297,15 @@ KILN_TWIN float kiln_rt_expm1f(float v) {
   const double d = clamp(static_cast<double>(v), -40.0, 89.0);
   float res = static_cast<float>(expm1_double(d));
   res = v == 0.0f ? v : res;
-  return std::isnan(v) ? v : res;
+  return nan_to_itself(v, res);
 }
 
 KILN_TWIN float kiln_rt_log1pf(float v) {
-  const double d = static_cast<double>(v);
-  const double u = d + 1.0;
-  const LogParts lp = log_parts(u);
-  const double l = lp.e * kLn2 + lp.log_m;
-  const double c = (d - (u - 1.0)) / u;
-  float r = static_cast<float>(l + c);
+  float r = static_cast<float>(log1p_double(static_cast<double>(v)));
   r = v == -1.0f ? -kInfF : r;
   r = v == kInfF ? v : r;
   r = v == 0.0f ? v : r;
-  const float nan = std::isnan(v) ? v : kNanF;
-  return v >= -1.0f ? r : nan;
+  return v >= -1.0f ? r : nan_to_itself(v, kNanF);
 }
 
 KILN_TWIN float kiln_rt_erff(float v) {
@@ -335,7 +320,7 @@ KILN_TWIN float kiln_rt_erff(float v) {
   double big = 1.0 - tail;
   big = d < 0.0 ? -big : big;
   const double r = a <= 1.0 ? small : big;
-  return std::isnan(v) ? v : static_cast<float>(r);
+  return nan_to_itself(v, static_cast<float>(r));
 }
 
 KILN_TWIN float kiln_rt_tanf(float v) {
@@ -412,8 +397,8 @@ KILN_TWIN float kiln_rt_atanhf(float v) {
   return nan_to_itself(v, r);
 }
 
-KILN_TWIN float kiln_rt_log2f(float v) { return log_base(v, false); }
-KILN_TWIN float kiln_rt_log10f(float v) { return log_base(v, true); }
+KILN_TWIN float kiln_rt_log2f(float v) { return log_base(v, 1.0, kLog2e); }
+KILN_TWIN float kiln_rt_log10f(float v) { return log_base(v, kLog10of2, kLog10e); }
 
 KILN_TWIN float kiln_rt_exp2f(float v) {
   const double d = clamp(static_cast<double>(v), -300.0, 300.0);
