@@ -87,3 +87,56 @@ TEST_CASE("errors: hypot, logaddexp, heaviside, diff, nanmean, aminmax, logspace
   CHECK_HAS(KILN_ERROR_OF(Tensor().sinc()), "[sinc]", "expected a defined tensor");
   CHECK_HAS(KILN_ERROR_OF(Tensor().tile({2})), "[tile]", "expected a defined tensor");
 }
+
+TEST_CASE("errors: pad, conv, pooling and normalization layers, in PyTorch's words") {
+  const Tensor x = ones({1, 2, 3, 4}), w = ones({4, 2, 3, 3});
+  CHECK_HAS(KILN_ERROR_OF(pad(x, {1})), "[pad]", "Padding length must be divisible by 2");
+  CHECK_HAS(KILN_ERROR_OF(pad(x, {1, 1, 1, 1, 1, 1, 1, 1, 1, 1})), "[pad]", "Padding length too large");
+  CHECK_HAS(KILN_ERROR_OF(pad(x, {1, 1}, PadMode::Reflect)), "[pad]", "reflect padding of the last 1 dim(s) needs a 2-D or 3-D input, but got input [1, 2, 3, 4]");
+  CHECK_HAS(KILN_ERROR_OF(pad(ones({1, 2, 3}), {1, 3}, PadMode::Reflect)), "[pad]",
+            "Padding size should be less than the corresponding input dimension, but got: padding (1, 3) at dimension 2 of input [1, 2, 3]");
+  CHECK_HAS(KILN_ERROR_OF(pad(ones({1, 2, 3}), {4, 1}, PadMode::Circular)), "[pad]", "Padding value causes wrapping around more than once");
+  CHECK_HAS(KILN_ERROR_OF(pad(ones({1, 2, 5}), {5, -2}, PadMode::Circular)), "[pad]", "wrapping around more than once (padding (5, -2)");
+  CHECK_HAS(KILN_ERROR_OF(pad(ones({2, 3}), {-2, -2})), "[pad]", "padding (-2, -2) of dim 1 of input [2, 3] leaves -1 elements");
+  CHECK_HAS(KILN_ERROR_OF(pad(ones({1, 0, 3}), {1, 1}, PadMode::Replicate)), "[pad]", "non-zero sizes apart from the batch dim", "[1, 0, 3]");
+  CHECK_HAS(KILN_ERROR_OF(conv2d(ones({1, 3, 5, 5}), w)), "[conv2d]",
+            "Given groups=1, weight of size [4, 2, 3, 3], expected input[1, 3, 5, 5] to have 2 channels, but got 3 channels instead");
+  CHECK_HAS(KILN_ERROR_OF(conv2d(ones({5, 5}), w)), "[conv2d]", "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: [5, 5]");
+  CHECK_HAS(KILN_ERROR_OF(conv2d(ones({1, 4, 5, 5}), ones({3, 2, 3, 3}), Tensor(), {1}, {0}, {1}, 2)), "[conv2d]",
+            "Given groups=2, expected weight to be divisible by 2 at dimension 0, but got weight of size [3, 2, 3, 3] instead");
+  CHECK_HAS(KILN_ERROR_OF(conv2d(x, w, Tensor(), {0})), "[conv2d]", "non-positive stride is not supported");
+  CHECK_HAS(KILN_ERROR_OF(conv2d(x, w, Tensor(), {1}, {-1})), "[conv2d]", "negative padding is not supported");
+  CHECK_HAS(KILN_ERROR_OF(conv2d(x, w, Tensor(), {1}, {0}, {0})), "[conv2d]", "dilation should be greater than zero, but got [0, 0]");
+  CHECK_HAS(KILN_ERROR_OF(conv2d(x, w, Tensor(), {1, 1, 1})), "[conv2d]",
+            "expected stride to be a single integer value or a list of 2 values to match the convolution dimensions, but got stride=[1, 1, 1]");
+  CHECK_HAS(KILN_ERROR_OF(conv2d(x, w, ones({3}))), "[conv2d]", "expected bias to be 1-dimensional with 4 elements, but got bias of size [3] instead");
+  CHECK_HAS(KILN_ERROR_OF(conv2d(x, w, ones({4}, kFloat64))), "[conv2d]", "Input type (torch.float32) and bias type (torch.float64) should be the same");
+  CHECK_HAS(KILN_ERROR_OF(conv2d(x, w, Tensor(), {2}, ConvPadding::Same)), "[conv2d]", "padding='same' is not supported for strided convolutions");
+  CHECK_HAS(KILN_ERROR_OF(conv2d(x, w.to(kFloat64))), "[conv2d]", "expected input and weight of one dtype, but got input Float and weight Double");
+  CHECK_HAS(KILN_ERROR_OF(conv2d(ones({1, 2, 2, 2}), w)), "[conv2d]",
+            "Calculated padded input size per channel: (2 x 2). Kernel size: (3 x 3). Kernel size can't be greater than actual input size");
+  CHECK_HAS(KILN_ERROR_OF(conv1d(ones({1, 2, 5}), w)), "[conv1d]", "expected a 3-D weight", "[4, 2, 3, 3]");
+  CHECK_HAS(KILN_ERROR_OF(max_pool2d(x, {3}, {}, {2})), "[max_pool2d]", "pad should be at most half of kernel size, but got pad=2 and kernel_size=3");
+  CHECK_HAS(KILN_ERROR_OF(max_pool2d(x, {4})), "[max_pool2d]", "Given input size: (2x3x4). Calculated output size: (2x0x1). Output size is too small");
+  CHECK_HAS(KILN_ERROR_OF(max_pool2d(x, {2}, {0})), "[max_pool2d]", "stride should not be zero");
+  CHECK_HAS(KILN_ERROR_OF(max_pool2d(x.to(kInt64), {2})), "[max_pool2d]", "expected a floating point tensor");
+  CHECK_HAS(KILN_ERROR_OF(max_pool2d(ones({1, 1, 0, 5}), {2})), "[max_pool2d]",
+            "Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but got:[1, 1, 0, 5]");
+  CHECK_HAS(KILN_ERROR_OF(max_pool2d(x, {2, 2, 2})), "[max_pool2d]", "kernel_size must either be a single int, or a tuple of 2 ints");
+  CHECK_HAS(KILN_ERROR_OF(avg_pool2d(x, {2}, {}, {0}, false, true, 0)), "[avg_pool2d]", "divisor must be not zero");
+  CHECK_HAS(KILN_ERROR_OF(adaptive_avg_pool2d(ones({1, 1, 0, 5}), {2})), "[adaptive_avg_pool2d]",
+            "Expected input to have non-zero size for non-batch dimensions, but input has sizes [1, 1, 0, 5] with dimension 2 being empty");
+  CHECK_HAS(KILN_ERROR_OF(adaptive_avg_pool2d(x, {-1})), "[adaptive_avg_pool2d]", "elements of output_size must be greater than or equal to 0");
+  CHECK_HAS(KILN_ERROR_OF(adaptive_avg_pool2d(x, {2, 3, 4})), "[adaptive_avg_pool2d]", "output_size must be 2");
+  CHECK_HAS(KILN_ERROR_OF(batch_norm(ones({1, 3}), Tensor(), Tensor(), Tensor(), Tensor(), true)), "[batch_norm]",
+            "Expected more than 1 value per channel when training, got input size [1, 3]");
+  CHECK_HAS(KILN_ERROR_OF(batch_norm(ones({2, 3}), Tensor(), Tensor())), "[batch_norm]", "running_mean must be defined in evaluation mode");
+  CHECK_HAS(KILN_ERROR_OF(batch_norm(ones({2, 3}), zeros({4}), ones({4}))), "[batch_norm]", "running_mean should contain 3 elements not 4");
+  CHECK_HAS(KILN_ERROR_OF(batch_norm(ones({2, 3}, kInt64), zeros({3}), ones({3}))), "[batch_norm]", "expected a floating point tensor");
+  CHECK_HAS(KILN_ERROR_OF(group_norm(ones({2, 6, 3}), 4)), "[group_norm]",
+            "Expected number of channels in input to be divisible by num_groups, but got input of shape [2, 6, 3] and num_groups=4");
+  CHECK_HAS(KILN_ERROR_OF(group_norm(ones({2, 6, 3}), 3, ones({5}))), "[group_norm]",
+            "Expected weight to be a vector of size equal to the number of channels in input, but got weight of shape [5]");
+  CHECK_HAS(KILN_ERROR_OF(group_norm(ones({2, 6, 3}), 0)), "[group_norm]", "num_groups must be positive");
+  CHECK_HAS(KILN_ERROR_OF(instance_norm(ones({2, 3, 1}))), "[instance_norm]", "Expected more than 1 spatial element when training, got input size [2, 3, 1]");
+}

@@ -1,5 +1,6 @@
 // torch.nn.functional's layers and losses: linear, dropout, layer_norm,
-// one_hot, and the losses mse / l1 / smooth_l1 / huber, nll / cross_entropy,
+// one_hot, pad, conv1d/2d/3d, max / avg / adaptive_avg pooling, batch_norm,
+// instance_norm, group_norm, and the losses mse / l1 / smooth_l1 / huber, nll / cross_entropy,
 // binary_cross_entropy (with logits). Each is a composition of kiln ops
 // (core/nn_functional.cpp), so it fuses with the work around it and autograd
 // differentiates it through those ops' rules. Values, defaults and errors
@@ -9,6 +10,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <tuple>
 
 #include "kiln/shape.h"
 #include "kiln/tensor.h"
@@ -60,5 +63,83 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Ten
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
                                         const Tensor& weight = Tensor(), const Tensor& pos_weight = Tensor(),
                                         Reduction reduction = Reduction::Mean, KILN_LOC);
+
+// ---- padding, convolution, pooling, normalization (core/padding.cpp,
+// convolution.cpp, pooling.cpp, normalization.cpp) ----
+// Per-dim arguments (stride, padding, dilation, kernel_size) take one value
+// for every spatial dim or one per dim, as PyTorch's int-or-tuple; inputs
+// are batched [N, C, spatial...] or unbatched [C, spatial...].
+
+enum class PadMode : uint8_t { Constant, Reflect, Replicate, Circular };
+// Pads the trailing dims: pad = {last_before, last_after, prev_before, ...}.
+// Negative pads crop. Reflect / replicate / circular pad the last 1-3 dims of
+// an input with one or two more dims (PyTorch 1.13's rule).
+Tensor pad(const Tensor& input, const Shape& pad, PadMode mode = PadMode::Constant, double value = 0, KILN_LOC);
+
+// padding="valid" (none) or "same" (the output as large as the input; stride 1).
+enum class ConvPadding : uint8_t { Valid, Same };
+// input [N, C_in, L...], weight [C_out, C_in / groups, K...], bias [C_out].
+Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(), const Shape& stride = {1},
+              const Shape& padding = {0}, const Shape& dilation = {1}, int64_t groups = 1, KILN_LOC);
+Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Shape& stride,
+              ConvPadding padding, const Shape& dilation = {1}, int64_t groups = 1, KILN_LOC);
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(), const Shape& stride = {1},
+              const Shape& padding = {0}, const Shape& dilation = {1}, int64_t groups = 1, KILN_LOC);
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Shape& stride,
+              ConvPadding padding, const Shape& dilation = {1}, int64_t groups = 1, KILN_LOC);
+Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(), const Shape& stride = {1},
+              const Shape& padding = {0}, const Shape& dilation = {1}, int64_t groups = 1, KILN_LOC);
+Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Shape& stride,
+              ConvPadding padding, const Shape& dilation = {1}, int64_t groups = 1, KILN_LOC);
+
+// stride {} (the default) is kernel_size. Floating inputs; padding at most
+// half the kernel; ceil_mode rounds the output size up (a window must
+// start inside the input or its left padding).
+Tensor max_pool1d(const Tensor& input, const Shape& kernel_size, const Shape& stride = {}, const Shape& padding = {0},
+                  const Shape& dilation = {1}, bool ceil_mode = false, KILN_LOC);
+Tensor max_pool2d(const Tensor& input, const Shape& kernel_size, const Shape& stride = {}, const Shape& padding = {0},
+                  const Shape& dilation = {1}, bool ceil_mode = false, KILN_LOC);
+Tensor max_pool3d(const Tensor& input, const Shape& kernel_size, const Shape& stride = {}, const Shape& padding = {0},
+                  const Shape& dilation = {1}, bool ceil_mode = false, KILN_LOC);
+// Also the int64 position of each maximum, flat over the input's pooled dims
+// (PyTorch's return_indices=True); the first of equal maxima.
+std::tuple<Tensor, Tensor> max_pool1d_with_indices(const Tensor& input, const Shape& kernel_size,
+                                                   const Shape& stride = {}, const Shape& padding = {0},
+                                                   const Shape& dilation = {1}, bool ceil_mode = false, KILN_LOC);
+std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, const Shape& kernel_size,
+                                                   const Shape& stride = {}, const Shape& padding = {0},
+                                                   const Shape& dilation = {1}, bool ceil_mode = false, KILN_LOC);
+std::tuple<Tensor, Tensor> max_pool3d_with_indices(const Tensor& input, const Shape& kernel_size,
+                                                   const Shape& stride = {}, const Shape& padding = {0},
+                                                   const Shape& dilation = {1}, bool ceil_mode = false, KILN_LOC);
+// count_include_pad counts the zero padding in a window's divisor;
+// divisor_override replaces it. Integer inputs divide with truncation.
+Tensor avg_pool1d(const Tensor& input, const Shape& kernel_size, const Shape& stride = {}, const Shape& padding = {0},
+                  bool ceil_mode = false, bool count_include_pad = true, KILN_LOC);
+Tensor avg_pool2d(const Tensor& input, const Shape& kernel_size, const Shape& stride = {}, const Shape& padding = {0},
+                  bool ceil_mode = false, bool count_include_pad = true,
+                  std::optional<int64_t> divisor_override = std::nullopt, KILN_LOC);
+Tensor avg_pool3d(const Tensor& input, const Shape& kernel_size, const Shape& stride = {}, const Shape& padding = {0},
+                  bool ceil_mode = false, bool count_include_pad = true,
+                  std::optional<int64_t> divisor_override = std::nullopt, KILN_LOC);
+// Output position o of a dim of size I averages [floor(o I / O), ceil((o + 1) I / O)).
+Tensor adaptive_avg_pool1d(const Tensor& input, const Shape& output_size, KILN_LOC);
+Tensor adaptive_avg_pool2d(const Tensor& input, const Shape& output_size, KILN_LOC);
+Tensor adaptive_avg_pool3d(const Tensor& input, const Shape& output_size, KILN_LOC);
+
+// Normalizes each channel over the batch and spatial dims. Training: the
+// batch's statistics (biased variance), and running_mean / running_var
+// (when given) updated in place with momentum and the unbiased variance;
+// otherwise the running statistics.
+Tensor batch_norm(const Tensor& input, Tensor running_mean, Tensor running_var, const Tensor& weight = Tensor(),
+                  const Tensor& bias = Tensor(), bool training = false, double momentum = 0.1, double eps = 1e-5,
+                  KILN_LOC);
+// Normalizes each sample's channels over their spatial dims.
+Tensor instance_norm(const Tensor& input, Tensor running_mean = Tensor(), Tensor running_var = Tensor(),
+                     const Tensor& weight = Tensor(), const Tensor& bias = Tensor(), bool use_input_stats = true,
+                     double momentum = 0.1, double eps = 1e-5, KILN_LOC);
+// Normalizes each sample over groups of C / num_groups channels.
+Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight = Tensor(),
+                  const Tensor& bias = Tensor(), double eps = 1e-5, KILN_LOC);
 
 }  // namespace kiln

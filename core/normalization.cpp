@@ -1,0 +1,144 @@
+// torch.nn.functional's batch_norm, instance_norm and group_norm
+// (include/kiln/nn_functional.h) as compositions of kiln's reductions:
+// statistics per channel (batch_norm), per sample and channel
+// (instance_norm) or per sample and channel group (group_norm), the biased
+// variance for the normalization, and PyTorch's running-statistics update
+// (momentum, unbiased variance) written in place into running_mean /
+// running_var outside autograd. layer_norm lives with the other layers
+// (core/nn_functional.cpp).
+#include <string>
+
+#include "core/ops_common.h"
+#include "core/provenance.h"
+#include "kiln/autograd.h"
+#include "kiln/nn_functional.h"
+
+namespace kiln {
+
+namespace {
+
+// [1, C, 1, ...]: a per-channel vector laid along dim 1 of a rank-r tensor.
+Shape channel_view(int64_t c, int64_t rank) {
+  Shape s(static_cast<size_t>(rank), 1);
+  s[1] = c;
+  return s;
+}
+
+// The per-channel running statistics, weight and bias, each optional.
+void check_channel_vectors(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
+                           const Tensor& weight, const Tensor& bias, const char* op) {
+  const Tensor* ts[] = {&running_mean, &running_var, &weight, &bias};
+  const char* names[] = {"running_mean", "running_var", "weight", "bias"};
+  for (int i = 0; i < 4; ++i) {
+    if (!ts[i]->defined()) continue;
+    KILN_CHECK(ts[i]->numel() == input.size(1), op, names[i], " should contain ", input.size(1), " elements not ",
+               ts[i]->numel(), " (", names[i], " ", ts[i]->sizes(), ", input ", input.sizes(), ")");
+    check_same_device(op, {&input, ts[i]});
+  }
+}
+
+void check_norm_input(const Tensor& input, const char* op) {
+  check_defined(input, op);
+  KILN_CHECK(input.dim() >= 2, op, "expected an input of at least 2 dims [N, C, *], but got input of size ",
+             input.sizes());
+  check_floating(input, op);
+}
+
+// out * weight + bias, each per channel when given.
+Tensor affine(Tensor out, const Tensor& weight, const Tensor& bias) {
+  const Shape along = channel_view(out.size(1), out.dim());
+  if (weight.defined()) out = out * weight.reshape(along);
+  if (bias.defined()) out = out + bias.reshape(along);
+  return out;
+}
+
+// running = (1 - momentum) * running + momentum * value, in place and
+// outside autograd (PyTorch's update of a module's buffers).
+void update_running(Tensor& running, const Tensor& value, double momentum) {
+  if (!running.defined()) return;
+  const NoGradGuard no_grad;
+  running.mul_(1 - momentum).add_(value.detach().to(running.dtype()) * momentum);
+}
+
+}  // namespace
+
+Tensor batch_norm(const Tensor& input, Tensor running_mean, Tensor running_var, const Tensor& weight,
+                  const Tensor& bias, bool training, double momentum, double eps, SourceLoc loc) {
+  const LocScope at(loc);
+  check_norm_input(input, "batch_norm");
+  const int64_t c = input.size(1);
+  check_channel_vectors(input, running_mean, running_var, weight, bias, "batch_norm");
+  const Shape along = channel_view(c, input.dim());
+  if (!training) {
+    KILN_CHECK(running_mean.defined() && running_var.defined(), "batch_norm", "running_",
+               running_mean.defined() ? "var" : "mean", " must be defined in evaluation mode");
+    const Tensor mean = running_mean.reshape(along).to(input.dtype());
+    const Tensor inv_std = (running_var.reshape(along).to(input.dtype()) + eps).rsqrt();
+    return affine((input - mean) * inv_std, weight, bias);
+  }
+  const int64_t per_channel = c == 0 ? 0 : input.numel() / c;
+  KILN_CHECK(per_channel > 1, "batch_norm", "Expected more than 1 value per channel when training, got input size ",
+             input.sizes());
+  Shape dims{0};
+  for (int64_t d = 2; d < input.dim(); ++d) dims.push_back(d);
+  const Tensor mean = input.mean(dims, true);
+  const Tensor var = input.var(dims, false, true);
+  const Tensor out = affine((input - mean) * (var + eps).rsqrt(), weight, bias);
+  update_running(running_mean, mean.reshape({c}), momentum);
+  update_running(running_var, var.reshape({c}) * (static_cast<double>(per_channel) / (per_channel - 1)), momentum);
+  return out;
+}
+
+Tensor instance_norm(const Tensor& input, Tensor running_mean, Tensor running_var, const Tensor& weight,
+                     const Tensor& bias, bool use_input_stats, double momentum, double eps, SourceLoc loc) {
+  const LocScope at(loc);
+  check_norm_input(input, "instance_norm");
+  KILN_CHECK(input.dim() >= 3, "instance_norm", "expected an input of at least 3 dims [N, C, *], but got input of size ",
+             input.sizes());
+  const int64_t c = input.size(1);
+  check_channel_vectors(input, running_mean, running_var, weight, bias, "instance_norm");
+  if (!use_input_stats) {
+    KILN_CHECK(running_mean.defined() && running_var.defined(), "instance_norm",
+               "Expected running_mean and running_var to be defined when use_input_stats is false");
+    return batch_norm(input, running_mean, running_var, weight, bias, false, momentum, eps);
+  }
+  const int64_t spatial = c == 0 || input.size(0) == 0 ? 0 : input.numel() / (c * input.size(0));
+  KILN_CHECK(spatial > 1, "instance_norm",
+             "Expected more than 1 spatial element when training, got input size ", input.sizes());
+  Shape dims;
+  for (int64_t d = 2; d < input.dim(); ++d) dims.push_back(d);
+  const Tensor mean = input.mean(dims, true);
+  const Tensor var = input.var(dims, false, true);
+  const Tensor out = affine((input - mean) * (var + eps).rsqrt(), weight, bias);
+  // PyTorch averages the per-sample statistics' updates over the batch
+  update_running(running_mean, mean.reshape({input.size(0), c}).mean(0), momentum);
+  update_running(running_var,
+                 (var * (static_cast<double>(spatial) / (spatial - 1))).reshape({input.size(0), c}).mean(0),
+                 momentum);
+  return out;
+}
+
+Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight, const Tensor& bias, double eps,
+                  SourceLoc loc) {
+  const LocScope at(loc);
+  check_norm_input(input, "group_norm");
+  KILN_CHECK(num_groups > 0, "group_norm", "num_groups must be positive, but got num_groups=", num_groups);
+  const int64_t n = input.size(0), c = input.size(1);
+  KILN_CHECK(c % num_groups == 0, "group_norm",
+             "Expected number of channels in input to be divisible by num_groups, but got input of shape ",
+             input.sizes(), " and num_groups=", num_groups);
+  for (const Tensor* t : {&weight, &bias}) {
+    if (!t->defined()) continue;
+    check_same_device("group_norm", {&input, t});
+    KILN_CHECK(t->dim() == 1 && t->numel() == c, "group_norm", "Expected ", t == &weight ? "weight" : "bias",
+               " to be a vector of size equal to the number of channels in input, but got ",
+               t == &weight ? "weight" : "bias", " of shape ", t->sizes(), " and input of shape ", input.sizes());
+  }
+  int64_t per_group = c / num_groups;
+  for (int64_t d = 2; d < input.dim(); ++d) per_group *= input.size(d);
+  const Tensor x = input.reshape({n, num_groups, per_group});
+  const Tensor normalized = (x - x.mean(-1, true)) * (x.var(-1, false, true) + eps).rsqrt();
+  return affine(normalized.reshape(input.sizes()), weight, bias);
+}
+
+}  // namespace kiln

@@ -1,0 +1,251 @@
+// torch.nn.functional's pooling (include/kiln/nn_functional.h): max_pool,
+// avg_pool and adaptive_avg_pool over 1, 2 or 3 trailing dims.
+//
+// A pooling window is a view: the input padded (pad(), -inf for max, 0 for
+// avg, and as much more on the right as ceil_mode needs), then unfold()
+// per spatial dim, [N, C, O..., K...]. avg_pool sums the K dims (one fused
+// reduction kernel that reads the input once) and divides by PyTorch's
+// per-window count, arange arithmetic fused in the same kernel. max_pool
+// takes max(-1) over the window flattened in row-major order, so the first
+// maximum wins a tie and gets the gradient, as PyTorch's max_pool kernels
+// (amax would share it among the ties); with_indices turns the window
+// position into the flat input position PyTorch returns. adaptive_avg_pool
+// of a dim whose size the output divides is an avg_pool; otherwise its
+// windows differ in length and it is a matmul with the [O, I] averaging
+// matrix along that dim.
+#include <limits>
+#include <string>
+#include <tuple>
+
+#include "core/ops_common.h"
+#include "core/provenance.h"
+#include "kiln/nn_functional.h"
+
+namespace kiln {
+
+namespace {
+
+// Python's floor division (PyTorch's div_rtn) for the output-size formula,
+// whose numerator may be negative.
+int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+
+std::string sizes_x(const Shape& s) {
+  std::string t;
+  for (size_t i = 0; i < s.size(); ++i) t += (i ? "x" : "") + std::to_string(s[i]);
+  return t;
+}
+
+struct Pool {
+  int64_t k = 0;  // spatial dims
+  Shape kernel, stride, padding, dilation, out;
+  Shape pad_after;  // right padding that ceil_mode's last windows need (may be negative: a crop)
+};
+
+// PyTorch's checks of a pooling call and its output sizes.
+Pool plan_pool(const Tensor& input, int64_t k, const Shape& kernel, const Shape& stride, const Shape& padding,
+               const Shape& dilation, bool ceil_mode, const char* op) {
+  check_defined(input, op);
+  bool ok = input.dim() == k + 1 || input.dim() == k + 2;
+  for (int64_t d = input.dim() - k - 1; ok && d < input.dim(); ++d) ok = input.size(d) > 0;
+  KILN_CHECK(ok, op, "Expected ", k + 1, "D or ", k + 2,
+             "D (batch mode) tensor with optional 0 dim batch size for input, but got:", input.sizes());
+  Pool p;
+  p.k = k;
+  auto expand = [&](const Shape& v, const char* what, const Shape& fallback) {
+    if (v.empty()) return fallback;
+    KILN_CHECK(v.size() == 1 || static_cast<int64_t>(v.size()) == k, op, what, " must either be a single int, or a tuple of ",
+               k, " ints (got ", v, ")");
+    return v.size() == 1 ? Shape(static_cast<size_t>(k), v[0]) : v;
+  };
+  p.kernel = expand(kernel, "kernel_size", Shape());
+  KILN_CHECK(!p.kernel.empty(), op, "kernel_size must either be a single int, or a tuple of ", k, " ints (got [])");
+  p.stride = expand(stride, "stride", p.kernel);
+  p.padding = expand(padding, "padding", Shape(static_cast<size_t>(k), 0));
+  p.dilation = expand(dilation, "dilation", Shape(static_cast<size_t>(k), 1));
+  for (int64_t j = 0; j < k; ++j) {
+    KILN_CHECK(p.kernel[j] > 0, op, "kernel size should be greater than zero, but got kernel_size ", p.kernel);
+    KILN_CHECK(p.stride[j] > 0, op, "stride should not be zero (stride ", p.stride, ")");
+    KILN_CHECK(p.dilation[j] > 0, op, "dilation should be greater than zero, but got dilation ", p.dilation);
+    KILN_CHECK(p.padding[j] >= 0, op, "pad must be non-negative, but got pad: ", p.padding[j]);
+    KILN_CHECK(p.padding[j] <= p.kernel[j] / 2, op, "pad should be at most half of kernel size, but got pad=",
+               p.padding[j], " and kernel_size=", p.kernel[j]);
+  }
+  Shape in(input.sizes().end() - k, input.sizes().end());
+  for (int64_t j = 0; j < k; ++j) {
+    const int64_t span = p.dilation[j] * (p.kernel[j] - 1) + 1;
+    int64_t o = floor_div(in[j] + 2 * p.padding[j] - span + (ceil_mode ? p.stride[j] - 1 : 0), p.stride[j]) + 1;
+    // ceil_mode: the last window must start inside the input or its left padding
+    if (ceil_mode && (o - 1) * p.stride[j] >= in[j] + p.padding[j]) --o;
+    p.out.push_back(o);
+    p.pad_after.push_back((o - 1) * p.stride[j] + span - in[j] - p.padding[j]);
+  }
+  bool positive = true;
+  for (int64_t o : p.out) positive = positive && o > 0;
+  Shape c_in{input.size(input.dim() - k - 1)}, c_out{input.size(input.dim() - k - 1)};
+  for (int64_t j = 0; j < k; ++j) c_in.push_back(in[j]), c_out.push_back(p.out[j]);
+  KILN_CHECK(positive, op, "Given input size: (", sizes_x(c_in), "). Calculated output size: (", sizes_x(c_out),
+             "). Output size is too small");
+  return p;
+}
+
+// The windows of `input` padded with `value`: [*, C, O..., K...].
+Tensor windows(const Tensor& input, const Pool& p, double value) {
+  Shape pads;
+  bool any = false;
+  for (int64_t j = p.k - 1; j >= 0; --j) {
+    pads.push_back(p.padding[j]);
+    pads.push_back(p.pad_after[j]);
+    any = any || p.padding[j] != 0 || p.pad_after[j] != 0;
+  }
+  Tensor w = any ? pad(input, pads, PadMode::Constant, value) : input;
+  const int64_t first = input.dim() - p.k;
+  for (int64_t j = 0; j < p.k; ++j) {
+    w = w.unfold(first + j, p.dilation[j] * (p.kernel[j] - 1) + 1, p.stride[j]);
+    if (p.dilation[j] > 1) w = w.slice(-1, 0, std::nullopt, p.dilation[j]);
+  }
+  return w;
+}
+
+// The output positions of spatial dim j as an int64 vector laid along that
+// dim of a [*, C, O...] tensor of rank `rank`.
+Tensor positions_along(const Pool& p, int64_t j, int64_t rank, Device device) {
+  Shape along(static_cast<size_t>(rank), 1);
+  along[rank - p.k + j] = p.out[j];
+  return arange(p.out[j], TensorOptions(DType::Int64).device(device)).reshape(along);
+}
+
+std::tuple<Tensor, Tensor> max_pool(const Tensor& input, int64_t k, const Shape& kernel, const Shape& stride,
+                                    const Shape& padding, const Shape& dilation, bool ceil_mode, bool indices,
+                                    const char* op) {
+  const Pool p = plan_pool(input, k, kernel, stride, padding, dilation, ceil_mode, op);
+  check_floating(input, op);
+  Tensor w = windows(input, p, -std::numeric_limits<double>::infinity());
+  if (k > 1) w = w.flatten(-k, -1);  // a copy: row-major window order decides ties
+  auto [values, at] = w.max(-1);
+  if (!indices) return {values, Tensor()};
+  // window position -> flat position in the input's spatial dims
+  Tensor flat = zeros({}, TensorOptions(DType::Int64).device(input.device()));
+  Tensor rest = at;
+  int64_t scale = 1;
+  for (int64_t j = k - 1; j >= 0; --j) {
+    const Tensor kj = k == 1 ? rest : rest.remainder(p.kernel[j]);
+    rest = rest.div(p.kernel[j], "floor");
+    const Tensor pos = positions_along(p, j, values.dim(), input.device()) * p.stride[j] - p.padding[j] +
+                       kj * p.dilation[j];
+    flat = flat + pos * scale;
+    scale *= input.size(input.dim() - k + j);
+  }
+  return {values, flat};
+}
+
+Tensor avg_pool(const Tensor& input, int64_t k, const Shape& kernel, const Shape& stride, const Shape& padding,
+                bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor_override, const char* op) {
+  const Pool p = plan_pool(input, k, kernel, stride, padding, {1}, ceil_mode, op);
+  KILN_CHECK(input.dtype() != DType::Bool, op, "not implemented for Bool (input ", input.sizes(), ")");
+  if (divisor_override) KILN_CHECK(*divisor_override != 0, op, "divisor must be not zero");
+  Shape dims;
+  for (int64_t j = 0; j < k; ++j) dims.push_back(-1 - j);
+  const Tensor sum = windows(input, p, 0.0).sum(dims);
+  // PyTorch's count per window: the window clipped to the padded input (or
+  // to the input itself without count_include_pad), a product over dims.
+  Tensor count;
+  if (divisor_override) {
+    count = full({}, *divisor_override, TensorOptions(DType::Int64).device(input.device()));
+  } else {
+    for (int64_t j = 0; j < k; ++j) {
+      const int64_t n = input.size(input.dim() - k + j);
+      const Tensor start = positions_along(p, j, sum.dim(), input.device()) * p.stride[j] - p.padding[j];
+      Tensor len = (start + p.kernel[j]).clamp_max(n + p.padding[j]) - start;
+      if (!count_include_pad) len = (start + p.kernel[j]).clamp_max(n) - start.clamp_min(0);
+      count = count.defined() ? count * len : len;
+    }
+  }
+  if (is_floating_point(input.dtype())) return sum / count.to(input.dtype());
+  return sum.div(count, "trunc").to(input.dtype());
+}
+
+// The [O, I] matrix whose row o averages PyTorch's adaptive window
+// [floor(o I / O), ceil((o + 1) I / O)).
+Tensor averaging_matrix(int64_t o, int64_t i, DType dtype, Device device) {
+  const TensorOptions ints = TensorOptions(DType::Int64).device(device);
+  const Tensor row = arange(o, ints).unsqueeze(1), col = arange(i, ints).unsqueeze(0);
+  const Tensor start = (row * i).div(o, "floor"), end = ((row + 1) * i + o - 1).div(o, "floor");
+  return where((col >= start).logical_and(col < end), 1.0 / (end - start).to(dtype), 0.0).to(dtype);
+}
+
+Tensor adaptive_avg_pool(const Tensor& input, const Shape& output_size, int64_t k, const char* op) {
+  check_defined(input, op);
+  bool ok = input.dim() == k + 1 || input.dim() == k + 2;
+  KILN_CHECK(ok, op, "Expected ", k + 1, "D or ", k + 2, "D tensor, but got ", input.sizes());
+  for (int64_t d = input.dim() - k; d < input.dim(); ++d)
+    KILN_CHECK(input.size(d) > 0, op, "Expected input to have non-zero size for non-batch dimensions, but input has sizes ",
+               input.sizes(), " with dimension ", d, " being empty");
+  KILN_CHECK(output_size.size() == 1 || static_cast<int64_t>(output_size.size()) == k, op, "output_size must be ", k,
+             " (got ", output_size, ")");
+  const Shape out = output_size.size() == 1 ? Shape(static_cast<size_t>(k), output_size[0]) : output_size;
+  for (int64_t o : out)
+    KILN_CHECK(o >= 0, op, "elements of output_size must be greater than or equal to 0 but received ", out);
+  check_floating(input, op);
+  Shape out_shape = input.sizes();
+  for (int64_t j = 0; j < k; ++j) out_shape[input.dim() - k + j] = out[j];
+  if (out_shape.numel() == 0) return zeros(out_shape, TensorOptions(input.dtype()).device(input.device()));
+  bool uniform = true;
+  for (int64_t j = 0; j < k; ++j) uniform = uniform && input.size(input.dim() - k + j) % out[j] == 0;
+  if (uniform) {
+    Shape kernel;
+    for (int64_t j = 0; j < k; ++j) kernel.push_back(input.size(input.dim() - k + j) / out[j]);
+    return avg_pool(input, k, kernel, kernel, {0}, false, true, std::nullopt, op);
+  }
+  Tensor x = input;
+  for (int64_t j = 0; j < k; ++j) {
+    const int64_t d = input.dim() - k + j, n = input.size(d);
+    if (n == out[j]) continue;
+    const Tensor m = averaging_matrix(out[j], n, input.dtype(), input.device());
+    x = x.movedim(d, -1).matmul(m.t()).movedim(-1, d);
+  }
+  return x;
+}
+
+}  // namespace
+
+#define KILN_MAX_POOL(N)                                                                                          \
+  Tensor max_pool##N##d(const Tensor& input, const Shape& kernel_size, const Shape& stride, const Shape& padding, \
+                        const Shape& dilation, bool ceil_mode, SourceLoc loc) {                                   \
+    const LocScope at(loc);                                                                                       \
+    return std::get<0>(max_pool(input, N, kernel_size, stride, padding, dilation, ceil_mode, false,               \
+                                "max_pool" #N "d"));                                                             \
+  }                                                                                                               \
+  std::tuple<Tensor, Tensor> max_pool##N##d_with_indices(const Tensor& input, const Shape& kernel_size,           \
+                                                         const Shape& stride, const Shape& padding,               \
+                                                         const Shape& dilation, bool ceil_mode, SourceLoc loc) {  \
+    const LocScope at(loc);                                                                                       \
+    return max_pool(input, N, kernel_size, stride, padding, dilation, ceil_mode, true, "max_pool" #N "d");       \
+  }                                                                                                               \
+  Tensor adaptive_avg_pool##N##d(const Tensor& input, const Shape& output_size, SourceLoc loc) {                  \
+    const LocScope at(loc);                                                                                       \
+    return adaptive_avg_pool(input, output_size, N, "adaptive_avg_pool" #N "d");                                 \
+  }
+KILN_MAX_POOL(1)
+KILN_MAX_POOL(2)
+KILN_MAX_POOL(3)
+#undef KILN_MAX_POOL
+
+Tensor avg_pool1d(const Tensor& input, const Shape& kernel_size, const Shape& stride, const Shape& padding,
+                  bool ceil_mode, bool count_include_pad, SourceLoc loc) {
+  const LocScope at(loc);
+  return avg_pool(input, 1, kernel_size, stride, padding, ceil_mode, count_include_pad, std::nullopt, "avg_pool1d");
+}
+Tensor avg_pool2d(const Tensor& input, const Shape& kernel_size, const Shape& stride, const Shape& padding,
+                  bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor_override, SourceLoc loc) {
+  const LocScope at(loc);
+  return avg_pool(input, 2, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
+                  "avg_pool2d");
+}
+Tensor avg_pool3d(const Tensor& input, const Shape& kernel_size, const Shape& stride, const Shape& padding,
+                  bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor_override, SourceLoc loc) {
+  const LocScope at(loc);
+  return avg_pool(input, 3, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
+                  "avg_pool3d");
+}
+
+}  // namespace kiln
