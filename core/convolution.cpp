@@ -78,7 +78,9 @@ Tensor conv_nd(const Tensor& input, const Tensor& weight, const Tensor& bias, co
   for (int64_t j = 0; j < k; ++j) order.push_back(3 + k + j);
   for (int64_t j = 0; j < k; ++j) order.push_back(3 + j);
   const int64_t taps = cg * Shape(kernel).numel();
-  const Tensor cols = win.reshape(split).permute(order).reshape({n, groups, taps, outs.numel()});
+  // contiguous() first: its copy walks the window view's own dims, where a
+  // reshape of the view would unravel each flat position by division
+  const Tensor cols = win.reshape(split).permute(order).contiguous().reshape({n, groups, taps, outs.numel()});
   Tensor out = weight.reshape({groups, oc / groups, taps}).matmul(cols);
   Shape out_shape{n, oc};
   for (int64_t o : outs) out_shape.push_back(o);

@@ -119,17 +119,22 @@ std::tuple<Tensor, Tensor> max_pool(const Tensor& input, int64_t k, const Shape&
                                     const char* op) {
   const Pool p = plan_pool(input, k, kernel, stride, padding, dilation, ceil_mode, op);
   check_floating(input, op);
-  Tensor w = windows(input, p, -std::numeric_limits<double>::infinity());
-  if (k > 1) w = w.flatten(-k, -1);  // a copy: row-major window order decides ties
-  auto [values, at] = w.max(-1);
+  // max(-1) per window dim, the last first: the first maximum of each row,
+  // then the first row holding the largest: the first maximum in row-major
+  // window order, as PyTorch's kernel finds it
+  Tensor values = windows(input, p, -std::numeric_limits<double>::infinity());
+  std::vector<Tensor> along(static_cast<size_t>(k));
+  for (int64_t j = k - 1; j >= 0; --j) std::tie(values, along[j]) = values.max(-1);
   if (!indices) return {values, Tensor()};
-  // window position -> flat position in the input's spatial dims
+  // the winner's offset along window dim j: along[j] ([*, O..., K0 ..
+  // K(j-1)]) read at the best K(j-1) for each K0 .. K(j-2), then at the best
+  // K(j-2), ...
   Tensor flat = zeros({}, TensorOptions(DType::Int64).device(input.device()));
-  Tensor rest = at;
   int64_t scale = 1;
   for (int64_t j = k - 1; j >= 0; --j) {
-    const Tensor kj = k == 1 ? rest : rest.remainder(p.kernel[j]);
-    rest = rest.div(p.kernel[j], "floor");
+    Tensor kj = along[j];
+    for (int64_t i = j - 1; i >= 0; --i)
+      kj = gather_node(kj, kj.dim() - 1, along[i].unsqueeze(-1), op).squeeze(-1);
     const Tensor pos = positions_along(p, j, values.dim(), input.device()) * p.stride[j] - p.padding[j] +
                        kj * p.dilation[j];
     flat = flat + pos * scale;

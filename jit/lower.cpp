@@ -243,6 +243,29 @@ ValueId Lowerer::open_loop(std::vector<Stmt>*& cur, ValueId extent, int64_t stat
   return var;
 }
 
+// x when view n is a row-major reshape (offset 0, contiguous strides) of x,
+// computed inline, that merges runs of x's dims and splits none: a permuted
+// tensor flattened (`x.transpose(1, 2).reshape({b, t, h * d})`), a
+// convolution's im2col. Read at n's index, x's index would come from
+// dividing each flat position by x's sizes (six divisions and six
+// remainders per element of a 2-D convolution's columns, 0.2 GB/s); a
+// kernel storing n loops over x's shape instead.
+const Node* Lowerer::merged_from(const Node* n) {
+  if (n->cls() != OpClass::View || n->numel() == 0) return nullptr;
+  const Node* x = n->inputs[0].get();
+  const auto& a = n->attrs.ints;  // {offset, strides...}
+  if (stored(x) || a[0] != 0 || x->numel() != n->numel() || x->rank() <= n->rank()) return nullptr;
+  if (Shape(a.begin() + 1, a.end()) != contiguous_strides(n->shape)) return nullptr;
+  size_t j = 0;
+  for (int64_t s : n->shape) {
+    int64_t p = 1;
+    while (j < x->shape.size() && p < s) p *= x->shape[j++];
+    if (p != s) return nullptr;
+  }
+  while (j < x->shape.size() && x->shape[j] == 1) ++j;
+  return j == x->shape.size() ? x : nullptr;
+}
+
 // The transposed dim of n's kernel (schedule.h: transposed_dim), seen
 // from this kernel's stored nodes. A view of a value computed inline counts
 // (`(x * 2).t().contiguous()`, the row-major copy of a result in a permuted
@@ -520,24 +543,27 @@ Lowered Lowerer::lower_group(const std::vector<const Node*>& group) {
     for (const auto& in : o->inputs) find_reductions(in.get(), reds, seen);
   }
   if (reds.empty()) {
-    // Elementwise: loops over the (shared) output shape.
+    // Elementwise: loops over the (shared) output shape; over the finer
+    // shape of the value a lone output merges dims of (merged_from).
     std::vector<Stmt> top;
     std::vector<ValueId> values(outs.size(), -1), flats(outs.size(), -1);
-    const Node* out = outs[0];
+    const Node* merged = outs.size() == 1 ? merged_from(outs[0]) : nullptr;
+    const Node* out = merged ? merged : outs[0];
     Idx idx(out->shape.size());
     std::vector<int64_t> dims(out->shape.size());
     for (size_t d = 0; d < dims.size(); ++d) dims[d] = static_cast<int64_t>(d);
     int budget = 64;
     int64_t td = -1;
     for (size_t j = 0; j < outs.size() && td < 0 && dims.size() >= 2; ++j)
-      td = transposed_dim(outs[j], out->rank(), budget);
+      td = transposed_dim(merged ? merged : outs[j], out->rank(), budget);
     std::vector<Stmt>* body = dims.empty() ? single(top)
                               : td >= 0    ? open_tiles(out, td, idx, top)
                                            : open_loops(out, dims, idx, top, true);
     for (size_t j = 0; j < outs.size(); ++j) {
-      KILN_INTERNAL_ASSERT(outs[j]->shape == out->shape, "horizontal group of different shapes");
-      values[j] = cast(value(outs[j], idx), group[j]->dtype);
-      flats[j] = ravel(outs[j], idx);
+      const Node* o = merged ? merged : outs[j];
+      KILN_INTERNAL_ASSERT(o->shape == out->shape, "horizontal group of different shapes");
+      values[j] = cast(value(o, idx), group[j]->dtype);
+      flats[j] = ravel(o, idx);  // a merge keeps the row-major position
     }
     for (size_t j = 0; j < outs.size(); ++j) store(body, output_slot(group[j]->dtype), flats[j], values[j]);
     k_.body = std::move(top);

@@ -2,8 +2,9 @@
 // the view's index. Broadcasts and reshapes adding or dropping size-1 dims
 // map dim by dim exactly; a strided slice of a value computed inline maps
 // each dim on its own (no division), and so does a permutation of one;
-// anything else goes through the flat position in the input's row-major
-// layout.
+// so does a view whose every dim steps along one dim of the input (unfold's
+// windows, a diagonal); anything else goes through the flat position in the
+// input's row-major layout.
 #include <cstdint>
 
 #include "jit/lowerer.h"
@@ -53,7 +54,7 @@ ValueId Lowerer::view(const Node* n, const Idx& idx) {
   // many dims, none merged): each dim maps on its own, with no division.
   if (!stored(x)) {
     Idx xi;
-    if (slice_of(n, x, idx, xi) || permutation_of(n, x, idx, xi)) return value(x, xi);
+    if (slice_of(n, x, idx, xi) || permutation_of(n, x, idx, xi) || strided_of(n, x, idx, xi)) return value(x, xi);
   }
   // General: the flat position in x's row-major layout.
   ValueId flat = a[0] == 0 ? iconst(0) : param(n, kViewOffset, 0, a[0]);
@@ -119,6 +120,55 @@ bool Lowerer::permutation_of(const Node* n, const Node* x, const Idx& idx, Idx& 
       out[k] = iconst(0);
     }
   xi = std::move(out);
+  return true;
+}
+
+// Whether each dim d of view n steps through x's index by a fixed amount
+// c_dk >= 0 along each of x's dims k (its stride split greedily over x's
+// dims, outermost first), so that x's index along k is start_k + the sum
+// of c_dk * i_d, inside x's bounds: unfold's windows (rows o * step + w), a
+// dilated slice of them, a diagonal (one step along two dims). The flat
+// position it reads is then x's row-major position of that index, found
+// with no division. If so xi gets x's index (starts and steps as runtime
+// params).
+bool Lowerer::strided_of(const Node* n, const Node* x, const Idx& idx, Idx& xi) {
+  const auto& a = n->attrs.ints;
+  const int64_t rank = n->rank(), xr = x->rank();
+  if (x->numel() == 0 || n->numel() == 0 || a[0] < 0) return false;
+  const Shape xs = contiguous_strides(x->shape);
+  // x's row-major index of flat position v, or nothing for v < 0
+  auto split = [&](int64_t v) {
+    Shape at(static_cast<size_t>(xr), 0);
+    for (int64_t k = 0; k < xr; ++k)
+      if (x->shape[k] > 1) {
+        at[k] = v / xs[k];
+        v -= at[k] * xs[k];
+      }
+    return v == 0 ? at : Shape();
+  };
+  const Shape start = split(a[0]);
+  if (start.size() != static_cast<size_t>(xr)) return false;
+  Shape reach = start;
+  std::vector<Shape> step(static_cast<size_t>(rank));
+  for (int64_t d = 0; d < rank; ++d) {
+    const int64_t st = a[1 + d];
+    if (n->shape[d] == 1 || st == 0) continue;  // one element, or broadcast
+    if (st < 0) return false;
+    step[d] = split(st);
+    for (int64_t k = 0; k < xr; ++k) reach[k] += step[d][k] * (n->shape[d] - 1);
+  }
+  for (int64_t k = 0; k < xr; ++k)
+    if (reach[k] >= x->shape[k]) return false;
+  xi.assign(static_cast<size_t>(xr), iconst(0));
+  for (int64_t k = 0; k < xr; ++k)
+    if (start[k] != 0) xi[k] = param(n, kSliceStart, k, start[k]);
+  for (int64_t d = 0; d < rank; ++d)
+    for (int64_t k = 0; k < static_cast<int64_t>(step[d].size()); ++k) {
+      const int64_t c = step[d][k];
+      if (c == 0) continue;
+      // one param per (view dim, x dim): kSliceStep's index d * xr + k
+      xi[k] = iadd(xi[k], c == 1 ? idx[d] : imul(idx[d], param(n, kSliceStep, d * xr + k, c)));
+    }
   return true;
 }
 

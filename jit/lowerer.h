@@ -214,6 +214,7 @@ class Lowerer {
   // ---- lower_views.cpp ----
   ValueId view(const Node* n, const Idx& idx);
   bool slice_of(const Node* n, const Node* x, const Idx& idx, Idx& xi);
+  bool strided_of(const Node* n, const Node* x, const Idx& idx, Idx& xi);
   bool permutation_of(const Node* n, const Node* x, const Idx& idx, Idx& xi);
 
   // ---- lower_reduce.cpp: reductions inside a row kernel ----
@@ -265,6 +266,7 @@ class Lowerer {
   ValueId open_loop(std::vector<Stmt>*& cur, ValueId extent, int64_t static_extent, bool parallel);
   std::vector<Stmt>* single(std::vector<Stmt>& top);
   int64_t transposed_dim(const Node* n, int64_t rank, int& budget);
+  const Node* merged_from(const Node* n);
   std::vector<Stmt>* open_tiles(const Node* n, int64_t td, Idx& idx, std::vector<Stmt>& top);
   void store(std::vector<Stmt>* body, int32_t slot, ValueId flat, ValueId v);
   int32_t output_slot(DType dt);

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "kiln/kiln.h"
+#include "tests/check_values.h"
+#include "tests/jit_checks.h"
 
 using namespace kiln;
 using kiln::indexing::Ellipsis;
@@ -511,4 +513,40 @@ TEST_CASE("views: from_blob with explicit strides") {
   CHECK(fv(odd) == F{1, 3, 5});
   odd.zero_();
   CHECK(F(f, f + 5) == F{0, 2, 0, 4, 0});
+}
+
+// Views of values computed inline whose flat position used to be divided back
+// into the value's index (jit/lower_views.cpp strided_of, jit/lower.cpp
+// merged_from): windows of a padded tensor, and a permuted tensor flattened.
+// The kernels index them with no division, and agree with the reference.
+TEST_CASE("views: windows of a computed value and a flattened permutation are indexed without division") {
+  auto no_division = [](const Tensor& t) {
+    const jit::Schedule s = jit::schedule({t.impl()->storage->node}, jit::ScheduleOptions{});
+    size_t divisions = 0, kernels = 0;
+    for (const auto& step : s.steps) {
+      if (!step.code) continue;
+      ++kernels;
+      for (const jit::Value& v : step.code->ir.values) divisions += v.op == jit::VOp::Div || v.op == jit::VOp::Mod;
+    }
+    CHECK(kernels >= 1);
+    return divisions == 0;
+  };
+  const Tensor x = kiln_test::ramp({2, 3, 6, 7});
+  x.eval();
+  // unfold windows (overlapping, strided, dilated) of (x * 2)
+  const Tensor win = (x * 2).unfold(2, 3, 2).unfold(3, 3, 1).slice(-1, 0, std::nullopt, 2);
+  CHECK(no_division(win.sum({-1, -2})));
+  kiln_test::check_jit(win.sum({-1, -2}));
+  // a diagonal of a computed value
+  CHECK(no_division((x + 1).diagonal(0, 2, 3) * 3));
+  kiln_test::check_jit((x + 1).diagonal(0, 2, 3) * 3);
+  // attention's x.transpose(1, 2).reshape(b, t, h * d), computed inline
+  const Tensor merged = (x.exp()).transpose(1, 2).reshape({2, 6, 21});
+  CHECK(no_division(merged));
+  kiln_test::check_jit_close(merged, 2e-6);  // kiln's own exp when compiled
+  // a convolution's im2col: windows of a padded value, permuted and merged
+  const Tensor cols = (x + 1).unfold(2, 3, 1).unfold(3, 3, 1).permute({0, 1, 4, 5, 2, 3}).reshape({2, 27, 20});
+  CHECK(no_division(cols.contiguous()));
+  kiln_test::check_jit(cols.contiguous());
+  CHECK_T(cols.sum(), kFloat32, {}, {(x + 1).unfold(2, 3, 1).unfold(3, 3, 1).sum().item<double>()});
 }
