@@ -14,6 +14,7 @@
 
 #include "core/ops_common.h"
 #include "core/provenance.h"
+#include "kiln/autograd.h"
 #include "kiln/nn_functional.h"
 
 namespace kiln {
@@ -55,8 +56,27 @@ void check_mode_rank(const Tensor& input, int64_t padded, PadMode mode) {
 
 }  // namespace
 
+namespace {
+Tensor pad_impl(const Tensor& input, const Shape& pad, PadMode mode, double value);
+}  // namespace
+
 Tensor pad(const Tensor& input, const Shape& pad, PadMode mode, double value, SourceLoc loc) {
   const LocScope at(loc);
+  check_defined(input, "pad");
+  // The constant mode's gradient is a crop of the output's (PyTorch's
+  // ConstantPadNdBackward0), not the scatter its gathers would give.
+  if (mode != PadMode::Constant || !autograd::should_record({&input})) return pad_impl(input, pad, mode, value);
+  Tensor out;
+  {
+    const NoGradGuard no_grad;
+    out = pad_impl(input, pad, mode, value);
+  }
+  if (auto f = record(GradFn::ConstantPadNdBackward0, out, {&input})) f->ints.assign(pad.begin(), pad.end());
+  return out;
+}
+
+namespace {
+Tensor pad_impl(const Tensor& input, const Shape& pad, PadMode mode, double value) {
   check_defined(input, "pad");
   KILN_CHECK(pad.size() % 2 == 0, "pad", "Padding length must be divisible by 2 (pad ", pad, ")");
   const int64_t padded = static_cast<int64_t>(pad.size()) / 2;
@@ -130,5 +150,6 @@ Tensor pad(const Tensor& input, const Shape& pad, PadMode mode, double value, So
   }
   return keep.defined() ? where(keep, out, fill) : out;
 }
+}  // namespace
 
 }  // namespace kiln

@@ -19,6 +19,7 @@
 
 #include "core/ops_common.h"
 #include "core/provenance.h"
+#include "kiln/autograd.h"
 #include "kiln/nn_functional.h"
 
 namespace kiln {
@@ -114,11 +115,34 @@ Tensor positions_along(const Pool& p, int64_t j, int64_t rank, Device device) {
   return arange(p.out[j], TensorOptions(DType::Int64).device(device)).reshape(along);
 }
 
+std::tuple<Tensor, Tensor> max_pool_values(const Tensor& input, const Pool& p, bool indices, const char* op);
+
+// The gradient goes to each window's maximum through the flat positions
+// (PyTorch's MaxPool2DWithIndicesBackward0: one scatter), not back through
+// the row maxima, the window view and the padding.
 std::tuple<Tensor, Tensor> max_pool(const Tensor& input, int64_t k, const Shape& kernel, const Shape& stride,
                                     const Shape& padding, const Shape& dilation, bool ceil_mode, bool indices,
                                     const char* op) {
   const Pool p = plan_pool(input, k, kernel, stride, padding, dilation, ceil_mode, op);
   check_floating(input, op);
+  if (!autograd::should_record({&input})) return max_pool_values(input, p, indices, op);
+  Tensor values, at;
+  {
+    const NoGradGuard no_grad;
+    std::tie(values, at) = max_pool_values(input, p, true, op);
+  }
+  const GradFn kind = k == 1 ? GradFn::MaxPool1DWithIndicesBackward0
+                      : k == 2 ? GradFn::MaxPool2DWithIndicesBackward0
+                               : GradFn::MaxPool3DWithIndicesBackward0;
+  if (auto f = record(kind, values, {&input})) {
+    f->save(at);
+    f->ints = {k};
+  }
+  return {values, indices ? at : Tensor()};
+}
+
+std::tuple<Tensor, Tensor> max_pool_values(const Tensor& input, const Pool& p, bool indices, const char* op) {
+  const int64_t k = p.k;
   // max(-1) per window dim, the last first: the first maximum of each row,
   // then the first row holding the largest: the first maximum in row-major
   // window order, as PyTorch's kernel finds it

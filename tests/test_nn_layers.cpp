@@ -5,6 +5,7 @@
 // compiled kernels against the reference evaluator).
 #include <doctest/doctest.h>
 
+#include <string>
 #include <tuple>
 
 #include "kiln/nn_functional.h"
@@ -184,6 +185,37 @@ TEST_CASE("nn: layers fuse: a pooling window is one kernel, a convolution an im2
   kiln_test::check_jit(pad(x, {2, -1, -1, 3}, PadMode::Constant, -1.5));
   kiln_test::check_jit(adaptive_avg_pool2d(x, {4, 3}));
   kiln_test::check_jit(conv2d(x, w, b, {2}, {1}, {2}).relu());
+}
+
+TEST_CASE("nn: constant pad and max pooling have PyTorch's backward functions: a crop and one scatter") {
+  const Tensor x = data({2, 3, 5, 6}).requires_grad_();
+  CHECK(pad(x, {1, 2}).grad_fn()->name() == std::string("ConstantPadNdBackward0"));
+  CHECK(max_pool1d(x[0], {2}).grad_fn()->name() == std::string("MaxPool1DWithIndicesBackward0"));
+  CHECK(max_pool2d(x, {2}).grad_fn()->name() == std::string("MaxPool2DWithIndicesBackward0"));
+  CHECK(std::get<0>(max_pool3d_with_indices(x, {2})).grad_fn()->name() == std::string("MaxPool3DWithIndicesBackward0"));
+  // a crop of the gradient where the input was padded, zeros where it was cropped
+  Tensor y = pad(x, {2, -1, -1, 1});
+  (y * data_like(y, 3)).sum().backward();
+  CHECK_T(x.grad().narrow(3, 5, 1).sum(), kFloat32, {}, {0.0});
+  CHECK_T(x.grad().narrow(2, 0, 1).sum(), kFloat32, {}, {0.0});
+  CHECK_T(x.grad().narrow(2, 1, 4).narrow(3, 0, 5), kFloat32, {2, 3, 4, 5},
+          data_like(y, 3).narrow(2, 0, 4).narrow(3, 2, 5).to_vector<double>());
+  // the unfold rule sums each position's windows by gathers (no scatter):
+  // against the scatter of index_add, for steps 1 and 3 and a 1-wide window
+  for (int64_t step : {1, 3}) {
+    for (int64_t size : {1, 2, 5}) {
+      CAPTURE(step);
+      CAPTURE(size);
+      Tensor z = data({3, 11}).requires_grad_();
+      Tensor w = z.unfold(1, size, step);
+      const Tensor gw = data_like(w, 5);
+      (w * gw).sum().backward();
+      const int64_t n = w.size(1);
+      const Tensor at = ((kiln::arange(n) * step).unsqueeze(1) + kiln::arange(size)).reshape({-1});
+      const Tensor want = zeros({3, 11}).index_add(1, at, gw.flatten(1, 2));
+      CHECK_T(z.grad(), kFloat32, {3, 11}, want.to_vector<double>());
+    }
+  }
 }
 
 TEST_CASE("nn: layers on empty batches, unbatched inputs and other dtypes") {

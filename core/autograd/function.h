@@ -130,6 +130,10 @@ namespace kiln::autograd {
   X(AsStridedBackward0, "AsStridedBackward0", AsStrided)       \
   X(DiagonalBackward0, "DiagonalBackward0", Diagonal)          \
   X(UnfoldBackward0, "UnfoldBackward0", Unfold)                \
+  X(ConstantPadNdBackward0, "ConstantPadNdBackward0", ConstantPad) \
+  X(MaxPool1DWithIndicesBackward0, "MaxPool1DWithIndicesBackward0", MaxPool) \
+  X(MaxPool2DWithIndicesBackward0, "MaxPool2DWithIndicesBackward0", MaxPool) \
+  X(MaxPool3DWithIndicesBackward0, "MaxPool3DWithIndicesBackward0", MaxPool) \
   X(CloneBackward0, "CloneBackward0", Identity)                \
   X(ToCopyBackward0, "ToCopyBackward0", Identity)              \
   X(AliasBackward0, "AliasBackward0", Identity)                \

@@ -15,6 +15,7 @@
 #include "core/autograd/function.h"
 #include "core/layout.h"
 #include "core/ops_common.h"
+#include "kiln/nn_functional.h"
 
 namespace kiln::autograd {
 
@@ -426,13 +427,64 @@ RULE(Diagonal) {  // ints {offset, dim1, dim2}: g written on that diagonal of ze
   z.diagonal(f.ints[0], f.ints[1], f.ints[2]).copy_(g);
   return {z};
 }
-RULE(Unfold) {  // ints {dim, size, step}: each window's gradient added back at its positions
+// ints {dim, size, step}: each window's gradient added back at its
+// positions. For windows of up to kGatheredWindow elements, position i of
+// the input gathers its (at most size) windows' values, a sum of `size`
+// masked gathers that fuses into one kernel and needs no scatter (a
+// convolution's col2im); longer windows scatter with index_add.
+constexpr int64_t kGatheredWindow = 16;
+RULE(Unfold) {
   const Shape& in = f.inputs[0].sizes;
   if (in.empty()) return {g.sum().reshape({})};
   const int64_t d = f.ints[0], size = f.ints[1], step = f.ints[2];
-  const int64_t n = g.sizes()[d];
-  Tensor at = ((arange(n) * step).unsqueeze(1) + arange(size)).reshape({-1});
-  return {zeros_of(in, g).index_add(d, at, g.movedim(-1, d + 1).flatten(d, d + 1))};
+  const int64_t n = g.sizes()[d];  // windows
+  if (size > kGatheredWindow || n == 0 || size == 0 || in[d] == 0) {
+    Tensor at = ((arange(n) * step).unsqueeze(1) + arange(size)).reshape({-1});
+    return {zeros_of(in, g).index_add(d, at, g.movedim(-1, d + 1).flatten(d, d + 1))};
+  }
+  const Tensor i = arange(in[d], TensorOptions(DType::Int64).device(g.device()));
+  Shape along(in.size(), 1);
+  along[d] = in[d];
+  Tensor sum;
+  for (int64_t w = 0; w < size; ++w) {
+    const Tensor off = i - w;  // window o holds position i at w when o * step == i - w
+    const Tensor o = step == 1 ? off : off.div(step, "floor");
+    Tensor valid = (off >= 0).logical_and(o < n);
+    if (step > 1) valid = valid.logical_and(off.remainder(step) == 0);
+    const Tensor read = gather_node(g.select(-1, w), d, laid_along(o.clamp(0, n - 1), d, in), "unfold_backward");
+    const Tensor term = where(valid.reshape(along), read, 0.0);
+    sum = sum.defined() ? sum + term : term;
+  }
+  return {sum};
+}
+// ints: the pads (pad()'s order): the gradient is g cropped where the input
+// was padded and zero-padded where it was cropped, pad(g, -pads).
+RULE(ConstantPad) {
+  Tensor r = g;
+  std::vector<int64_t> rest;
+  bool crop_only = true;
+  for (size_t k = 0; k < f.ints.size(); k += 2) {
+    const int64_t d = g.dim() - 1 - static_cast<int64_t>(k / 2), before = f.ints[k], after = f.ints[k + 1];
+    const int64_t b = std::max<int64_t>(before, 0), a = std::max<int64_t>(after, 0);
+    if (b > 0 || a > 0) r = r.narrow(d, b, r.size(d) - b - a);
+    rest.push_back(std::max<int64_t>(-before, 0));
+    rest.push_back(std::max<int64_t>(-after, 0));
+    crop_only = crop_only && before >= 0 && after >= 0;
+  }
+  return {crop_only ? r : pad(r, Shape(rest.begin(), rest.end()))};
+}
+// saved: the flat position of each maximum in the input's pooled dims
+// (max_pool*_with_indices); ints {pooled dims}. Each output's gradient is
+// added at its maximum, one scatter over every row of pooled positions.
+RULE(MaxPool) {
+  const Shape& in = f.inputs[0].sizes;
+  const int64_t k = f.ints[0], lead = static_cast<int64_t>(in.size()) - k;
+  Shape rows(in.begin(), in.begin() + lead);
+  int64_t spatial = 1;
+  for (int64_t j = lead; j < static_cast<int64_t>(in.size()); ++j) spatial *= in[j];
+  rows.push_back(spatial);
+  const Tensor at = f.saved_tensor(0).flatten(lead, -1), gf = g.flatten(lead, -1);
+  return {scatter_add_node(zeros_of(rows, g), lead, at, gf, "max_pool_backward").reshape(in)};
 }
 RULE(Identity) { (void)f; return {g}; }
 RULE(Zero) { return {zeros_of(f.inputs[0].sizes, g)}; }
