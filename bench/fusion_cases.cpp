@@ -3,6 +3,7 @@
 
 #include "fusion_hand.h"
 
+#include <algorithm>
 #include <cstring>
 
 #ifdef KILN_BENCH_HAVE_TORCH
@@ -78,6 +79,8 @@ std::vector<Case> make_cases(const Size& sz, Inputs& in) {
   in.idx = realized(kiln::randint(0, R, {R}));
   in.state = realized(kiln::randn({R, C}));
   in.state_torch = realized(in.state.clone());
+  in.conv_w = realized(kiln::randn({32, 16, 3, 3}) * 0.1);
+  in.conv_b = realized(kiln::randn({32}));
   kiln::Tensor state = in.state;
   const kiln::Tensor a = in.a, b = in.b, c = in.c, d = in.d, x = in.x, col = in.col, sx = in.sq_x,
                      sy = in.sq_y, ma = in.mm_a, mb = in.mm_b;
@@ -90,11 +93,19 @@ std::vector<Case> make_cases(const Size& sz, Inputs& in) {
              tx = as_torch(x), tcol = as_torch(col), tsx = as_torch(sx), tsy = as_torch(sy),
              tma = as_torch(ma), tmb = as_torch(mb), tstate = as_torch(in.state_torch);
   const auto tidx = torch::from_blob(in.idx.data_ptr<int64_t>(), {R}, torch::kInt64);
+  const auto tcw = as_torch(in.conv_w), tcb = as_torch(in.conv_b);
 #endif
   const kiln::Tensor idx = in.idx;
   const int64_t* pidx = idx.data_ptr<int64_t>();
   const double f = sizeof(float), fM = static_cast<double>(M);
   const std::string rc = shape_str({R, C});
+  const int64_t conv_batch = std::min<int64_t>(N / 16384, 64);
+  const kiln::Tensor x4 = x.reshape({-1}).narrow(0, 0, conv_batch * 16384).reshape({conv_batch, 16, 32, 32});
+  const kiln::Tensor cw = in.conv_w, cb = in.conv_b;
+  const float *pcw = cw.data_ptr<float>(), *pcb = cb.data_ptr<float>();
+#ifdef KILN_BENCH_HAVE_TORCH
+  const auto tx4 = as_torch(x).reshape({-1}).narrow(0, 0, conv_batch * 16384).reshape({conv_batch, 16, 32, 32});
+#endif
   std::vector<Case> cases = {
       {.name = "chain", .expr = "relu(a*b + c) * exp(-d), c: [cols] row", .shape = rc, .n = N,
        .min_bytes = f * (4.0 * N + C), .out_n = N,
@@ -213,6 +224,18 @@ std::vector<Case> make_cases(const Size& sz, Inputs& in) {
          tstate[R / 2] = tc;
          return tstate[R / 2];
        })},
+      // A CNN block on the first images of x viewed as [*, 16, 32, 32] (at
+      // most 64): im2col (a copy kernel reading x through the padding),
+      // batched sgemm, then bias, relu and the 2x2 max pooling.
+      {.name = "conv_block", .expr = "max_pool2d(conv2d(x4, w, b, 1, 1).relu(), 2), w: [32, 16, 3, 3]",
+       .shape = shape_str({conv_batch, 16, 32, 32}), .n = conv_batch * 16384,
+       .min_bytes = f * (conv_batch * (16384.0 + 8192.0) + 32 * 145.0), .out_n = conv_batch * 8192,
+       .build = [=] { return kiln::max_pool2d(kiln::conv2d(x4, cw, cb, {1}, {1}).relu(), {2}); },
+       .hand = [=](float* e) { hand_conv_block(e, px, pcw, pcb, conv_batch); }, .eigen = nullptr,
+       .torch = TORCH_IMPL([=] {
+         return torch::max_pool2d(torch::relu(torch::conv2d(tx4, tcw, tcb, 1, 1)), 2);
+       }),
+       .check_tol = 1e-3, .flops = 2.0 * conv_batch * 32 * 1024 * 144},
       {.name = "matmul", .expr = "a.matmul(b), square", .shape = shape_str({M, M}), .n = M * M,
        .min_bytes = f * 3.0 * M * M, .out_n = M * M, .build = [=] { return ma.matmul(mb); },
        IMPLS(matmul, pma, pmb, M),

@@ -41,6 +41,7 @@ struct Inputs {
   kiln::Tensor a, b, c, d, x, col, sq_x, sq_y, mm_a, mm_b;
   kiln::Tensor idx;  // int64 [rows]: random row positions, repeats included
   kiln::Tensor state, state_torch;  // written in place by write_row (kiln's; LibTorch's)
+  kiln::Tensor conv_w, conv_b;      // conv_block's [32, 16, 3, 3] weight and [32] bias
 };
 
 // The workloads at one size, on inputs it creates (seeded) in `in`.

@@ -227,6 +227,36 @@ void hand_transpose_add(float* out, const float* x, const float* y, int64_t n) {
 }
 
 // a @ b, square n x n: OpenBLAS alone (the matmul's "hand loop")
+void hand_conv_block(float* out, const float* x, const float* w, const float* b, int64_t batch) {
+  constexpr int C = 16, H = 32, W = 32, OC = 32, K = 3, TAPS = C * K * K;
+  std::vector<float> cols(static_cast<size_t>(TAPS) * H * W), y(static_cast<size_t>(OC) * H * W);
+  for (int64_t n = 0; n < batch; ++n) {
+    const float* xi = x + n * C * H * W;
+    for (int c = 0; c < C; ++c)
+      for (int kh = 0; kh < K; ++kh)
+        for (int kw = 0; kw < K; ++kw) {
+          float* row = cols.data() + ((c * K + kh) * K + kw) * H * W;
+          for (int h = 0; h < H; ++h) {
+            const int ih = h + kh - 1;
+            for (int v = 0; v < W; ++v) {
+              const int iw = v + kw - 1;
+              row[h * W + v] = (ih >= 0 && ih < H && iw >= 0 && iw < W) ? xi[(c * H + ih) * W + iw] : 0.f;
+            }
+          }
+        }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, OC, H * W, TAPS, 1.f, w, TAPS, cols.data(), H * W, 0.f,
+                y.data(), H * W);
+    float* o = out + n * OC * (H / 2) * (W / 2);
+    for (int c = 0; c < OC; ++c)
+      for (int h = 0; h < H / 2; ++h)
+        for (int v = 0; v < W / 2; ++v) {
+          const float* p = y.data() + (c * H + 2 * h) * W + 2 * v;
+          const float m = std::max(std::max(p[0], p[1]), std::max(p[W], p[W + 1])) + b[c];
+          o[(c * (H / 2) + h) * (W / 2) + v] = m > 0.f ? m : 0.f;
+        }
+  }
+}
+
 void hand_matmul(float* out, const float* a, const float* b, int64_t n) {
   const int m = static_cast<int>(n);
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, m, m, 1.f, a, m, b, m, 0.f, out, m);
