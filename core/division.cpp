@@ -48,12 +48,14 @@ Tensor rounded_division(const Tensor& x, const Tensor& y, std::string_view mode,
   const Tensor a = x.detach(), b = y.detach();
   const bool fp = is_floating_point(result_type(a, b));
   if (mode == "trunc") return fp ? (a / b).trunc() : binary_op(Op::Div, a, b, op, true);
+  // fmod without fmod()'s own check: checked above (a tensor divisor's
+  // check evaluates it once, not twice; a scalar's evaluates nothing)
+  const Tensor mod = binary_op(Op::Fmod, a, b, "fmod", false);
   if (!fp) {
     const Tensor q = binary_op(Op::Div, a, b, op, true);
-    return where(signs_differ(a.fmod(b), b), q - 1, q);
+    return where(signs_differ(mod, b), q - 1, q);
   }
   // ATen's div_floor_floating
-  const Tensor mod = a.fmod(b);
   Tensor q = (a - mod) / b;
   q = where(signs_differ(mod, b), q - 1, q);
   Tensor fl = q.floor();

@@ -53,11 +53,14 @@ Tensor affine(Tensor out, const Tensor& weight, const Tensor& bias) {
 }
 
 // running = (1 - momentum) * running + momentum * value, in place and
-// outside autograd (PyTorch's update of a module's buffers).
+// outside autograd (PyTorch's update of a module's buffers). Evaluated with
+// the step (autograd::note_step_update): otherwise only the next read of
+// the statistics would, after every step's forward pass had piled up.
 void update_running(Tensor& running, const Tensor& value, double momentum) {
   if (!running.defined()) return;
-  const NoGradGuard no_grad;
+  const AutoGradMode no_grad(false);  // not a NoGradGuard: closing one ends a step
   running.mul_(1 - momentum).add_(value.detach().to(running.dtype()) * momentum);
+  autograd::note_step_update(running);
 }
 
 }  // namespace

@@ -235,3 +235,31 @@ TEST_CASE("nn: layers on empty batches, unbatched inputs and other dtypes") {
   z.add_(1);
   CHECK_T(y.sum(), kFloat32, {}, {data({2, 3}).sum().item<float>()});
 }
+
+TEST_CASE("nn: batch_norm's running statistics are evaluated with the training step, not piled up until read") {
+  Tensor w = data({4, 1, 3, 3}).requires_grad_();
+  Tensor rm = zeros({4}), rv = ones({4});
+  kiln::reset_stats();
+  for (int step = 0; step < 3; ++step) {
+    const Tensor x = data({2, 1, 6, 6}, step);
+    Tensor loss = batch_norm(conv2d(x, w, Tensor(), {1}, {1}), rm, rv, Tensor(), Tensor(), true).relu().sum();
+    loss.backward();
+    {
+      NoGradGuard no_grad;  // closing it evaluates the new w and the statistics together
+      w -= 0.01 * w.grad();
+      w.mutable_grad().zero_();
+    }
+  }
+  CHECK(kiln::stats().evaluations == 3);
+  const std::vector<float> mean = rm.to_vector<float>(), var = rv.to_vector<float>();
+  CHECK(kiln::stats().evaluations == 3);  // already evaluated
+  // the update rule by hand for the first step's statistics: 0.9 * 0 + 0.1 * batch mean
+  Tensor rm1 = zeros({4}), rv1 = ones({4});
+  (void)batch_norm(conv2d(data({2, 1, 6, 6}, 0), data({4, 1, 3, 3}), Tensor(), {1}, {1}), rm1, rv1, Tensor(),
+                   Tensor(), true);
+  const Tensor y0 = conv2d(data({2, 1, 6, 6}, 0), data({4, 1, 3, 3}), Tensor(), {1}, {1});
+  CHECK_T(rm1, kFloat32, {4}, (y0.mean({0, 2, 3}) * 0.1).to_vector<double>(), 1e-5);
+  CHECK_T(rv1, kFloat32, {4}, (y0.var({0, 2, 3}) * 0.1 + 0.9).to_vector<double>(), 1e-5);
+  CHECK(mean.size() == 4);
+  CHECK(var[0] > 0.0f);
+}

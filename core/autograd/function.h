@@ -260,6 +260,11 @@ Tensor tensor_with_history(NodePtr value, const FunctionPtr& fn);
 // The step boundary of NoGradGuard (grad_mode.cpp): a leaf requiring grad
 // written in place with grad mode off is evaluated when the guard closes.
 void note_leaf_update(const Tensor& leaf);
+// A tensor an op updated in place as a side effect (batch_norm's running
+// statistics): evaluated with the step's parameters when the outermost
+// NoGradGuard next closes, so its update joins the step's one evaluation
+// instead of hanging every step's forward pass off it.
+void note_step_update(const Tensor& t);
 
 }  // namespace kiln::autograd
 

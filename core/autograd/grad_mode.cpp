@@ -17,16 +17,21 @@ namespace {
 thread_local bool grad_enabled = true;
 thread_local int no_grad_depth = 0;
 thread_local std::vector<std::weak_ptr<TensorImpl>> pending_updates;
+// Side updates (note_step_update) join the next step end that updates
+// parameters; a guard closing inside kiln (backward's) does not end a step.
+thread_local std::vector<std::weak_ptr<TensorImpl>> side_updates;
 
 void evaluate_pending_updates() {
   std::vector<std::shared_ptr<TensorImpl>> keep;
   std::vector<const TensorImpl*> impls;
-  for (auto& w : pending_updates)
-    if (auto t = w.lock()) {
-      impls.push_back(t.get());
-      keep.push_back(std::move(t));
-    }
+  for (auto* list : {&pending_updates, &side_updates})
+    for (auto& w : *list)
+      if (auto t = w.lock()) {
+        impls.push_back(t.get());
+        keep.push_back(std::move(t));
+      }
   pending_updates.clear();
+  side_updates.clear();
   if (impls.empty()) return;
   // A failure leaves the values lazy: reading them raises it again, where
   // the user reads them. A destructor must not throw.
@@ -61,6 +66,12 @@ void note_leaf_update(const Tensor& leaf) {
   for (const auto& w : pending_updates)
     if (w.lock().get() == impl) return;
   pending_updates.push_back(leaf.impl_ptr());
+}
+void note_step_update(const Tensor& t) {
+  const TensorImpl* impl = t.impl();
+  for (const auto& w : side_updates)
+    if (w.lock().get() == impl) return;
+  side_updates.push_back(t.impl_ptr());
 }
 }  // namespace autograd
 
