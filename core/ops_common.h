@@ -93,6 +93,12 @@ Tensor apply_basic_index(const Tensor& t, const std::vector<indexing::TensorInde
 // A 1-D index laid along dim d and broadcast to `shape` (whose dim d is its
 // length): a stride-0 view, no copy (index_select's gather index).
 Tensor laid_along(const Tensor& positions, int64_t d, const Shape& shape);
+// unfold's adjoint (core/reshaping.cpp): windows [.., O at dim d, .., K]
+// (window o's element k at position o * step + k * dilation) added back
+// into a dim of size n: [.., n, ..]. Windows up to 16 wide are a sum of
+// masked gathers that fuses into one kernel (no scatter); longer ones
+// index_add.
+Tensor fold_windows(const Tensor& windows, int64_t d, int64_t n, int64_t step, int64_t dilation);
 Tensor scatter_add_node(const Tensor& base, int64_t dim, const Tensor& index, const Tensor& src, const char* op);
 Tensor cumsum_node(const Tensor& x, int64_t dim, const char* op);  // scan.cpp
 Tensor scatter_node(const Tensor& base, int64_t dim, const Tensor& index, const Tensor& src, Scalar value,

@@ -115,6 +115,39 @@ Tensor Tensor::unfold(int64_t dimension, int64_t size, int64_t step, SourceLoc l
   return out;
 }
 
+// Output position i gathers window o's element k where o * step + k *
+// dilation == i, for each k: a masked gather per k.
+constexpr int64_t kGatheredWindow = 16;
+Tensor fold_windows(const Tensor& windows, int64_t d, int64_t n, int64_t step, int64_t dilation) {
+  const int64_t count = windows.size(d), size = windows.size(-1);
+  Shape in = windows.sizes();
+  in.pop_back();
+  in[d] = n;
+  if (size > kGatheredWindow || count == 0 || size == 0 || n == 0) {
+    const Tensor at = ((arange(count) * step).unsqueeze(1) + arange(size) * dilation).reshape({-1});
+    const Tensor inside = at < n;  // an output cropped below the windows' reach
+    const Tensor src = windows.movedim(-1, d + 1).flatten(d, d + 1);
+    Shape along(in.size(), 1);
+    along[d] = at.numel();
+    return zeros(in, TensorOptions(windows.dtype()).device(windows.device()))
+        .index_add(d, at.clamp_max(std::max<int64_t>(n - 1, 0)), where(inside.reshape(along), src, 0.0));
+  }
+  const Tensor i = arange(n, TensorOptions(DType::Int64).device(windows.device()));
+  Shape along(in.size(), 1);
+  along[d] = n;
+  Tensor sum;
+  for (int64_t k = 0; k < size; ++k) {
+    const Tensor off = i - k * dilation;  // window o holds position i at k when o * step == off
+    const Tensor o = step == 1 ? off : off.div(step, "floor");
+    Tensor valid = (off >= 0).logical_and(o < count);
+    if (step > 1) valid = valid.logical_and(off.remainder(step) == 0);
+    const Tensor read = gather_node(windows.select(-1, k), d, laid_along(o.clamp(0, count - 1), d, in), "fold");
+    const Tensor term = where(valid.reshape(along), read, 0.0);
+    sum = sum.defined() ? sum + term : term;
+  }
+  return sum;
+}
+
 Tensor Tensor::broadcast_to(const Shape& size, SourceLoc loc) const {
   const LocScope at(loc);
   return expand(size);

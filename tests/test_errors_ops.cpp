@@ -116,6 +116,18 @@ TEST_CASE("errors: pad, conv, pooling and normalization layers, in PyTorch's wor
   CHECK_HAS(KILN_ERROR_OF(conv2d(ones({1, 2, 2, 2}), w)), "[conv2d]",
             "Calculated padded input size per channel: (2 x 2). Kernel size: (3 x 3). Kernel size can't be greater than actual input size");
   CHECK_HAS(KILN_ERROR_OF(conv1d(ones({1, 2, 5}), w)), "[conv1d]", "expected a 3-D weight", "[4, 2, 3, 3]");
+  const Tensor xt = ones({1, 4, 5, 5}), wt = ones({4, 3, 3, 3});
+  CHECK_HAS(KILN_ERROR_OF(conv_transpose2d(xt, wt, Tensor(), {2}, {1}, {2})), "[conv_transpose2d]",
+            "output padding must be smaller than either stride or dilation, but got output_padding [2, 2], stride [2, 2], dilation [1, 1]");
+  CHECK_HAS(KILN_ERROR_OF(conv_transpose2d(xt, wt, Tensor(), {1}, {5})), "[conv_transpose2d]",
+            "Given input size per channel: (5 x 5). Calculated output size per channel: (-3 x -3). Output size is too small");
+  CHECK_HAS(KILN_ERROR_OF(conv_transpose2d(xt, ones({3, 3, 3, 3}))), "[conv_transpose2d]",
+            "Given transposed=1, weight of size [3, 3, 3, 3], expected input[1, 4, 5, 5] to have 3 channels, but got 4 channels instead");
+  CHECK_HAS(KILN_ERROR_OF(conv_transpose2d(xt, wt, ones({4}))), "[conv_transpose2d]",
+            "Given transposed=1, weight of size [4, 3, 3, 3], expected bias to be 1-dimensional with 3 elements, but got bias of size [4] instead");
+  CHECK_HAS(KILN_ERROR_OF(conv_transpose2d(xt, wt, Tensor(), {1}, {0}, {0}, 3)), "[conv_transpose2d]",
+            "Given groups=3, expected weight to be divisible by 3 at dimension 0, but got weight of size [4, 3, 3, 3] instead");
+  CHECK_HAS(KILN_ERROR_OF(conv_transpose2d(xt, wt, Tensor(), {1}, {0}, {-1})), "[conv_transpose2d]", "negative output_padding is not supported");
   CHECK_HAS(KILN_ERROR_OF(max_pool2d(x, {3}, {}, {2})), "[max_pool2d]", "pad should be at most half of kernel size, but got pad=2 and kernel_size=3");
   CHECK_HAS(KILN_ERROR_OF(max_pool2d(x, {4})), "[max_pool2d]", "Given input size: (2x3x4). Calculated output size: (2x0x1). Output size is too small");
   CHECK_HAS(KILN_ERROR_OF(max_pool2d(x, {2}, {0})), "[max_pool2d]", "stride should not be zero");

@@ -428,34 +428,11 @@ RULE(Diagonal) {  // ints {offset, dim1, dim2}: g written on that diagonal of ze
   return {z};
 }
 // ints {dim, size, step}: each window's gradient added back at its
-// positions. For windows of up to kGatheredWindow elements, position i of
-// the input gathers its (at most size) windows' values, a sum of `size`
-// masked gathers that fuses into one kernel and needs no scatter (a
-// convolution's col2im); longer windows scatter with index_add.
-constexpr int64_t kGatheredWindow = 16;
+// positions (fold_windows, core/reshaping.cpp).
 RULE(Unfold) {
   const Shape& in = f.inputs[0].sizes;
   if (in.empty()) return {g.sum().reshape({})};
-  const int64_t d = f.ints[0], size = f.ints[1], step = f.ints[2];
-  const int64_t n = g.sizes()[d];  // windows
-  if (size > kGatheredWindow || n == 0 || size == 0 || in[d] == 0) {
-    Tensor at = ((arange(n) * step).unsqueeze(1) + arange(size)).reshape({-1});
-    return {zeros_of(in, g).index_add(d, at, g.movedim(-1, d + 1).flatten(d, d + 1))};
-  }
-  const Tensor i = arange(in[d], TensorOptions(DType::Int64).device(g.device()));
-  Shape along(in.size(), 1);
-  along[d] = in[d];
-  Tensor sum;
-  for (int64_t w = 0; w < size; ++w) {
-    const Tensor off = i - w;  // window o holds position i at w when o * step == i - w
-    const Tensor o = step == 1 ? off : off.div(step, "floor");
-    Tensor valid = (off >= 0).logical_and(o < n);
-    if (step > 1) valid = valid.logical_and(off.remainder(step) == 0);
-    const Tensor read = gather_node(g.select(-1, w), d, laid_along(o.clamp(0, n - 1), d, in), "unfold_backward");
-    const Tensor term = where(valid.reshape(along), read, 0.0);
-    sum = sum.defined() ? sum + term : term;
-  }
-  return {sum};
+  return {fold_windows(g, f.ints[0], in[f.ints[0]], f.ints[2], 1)};
 }
 // ints: the pads (pad()'s order): the gradient is g cropped where the input
 // was padded and zero-padded where it was cropped, pad(g, -pads).

@@ -91,6 +91,19 @@ Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias = Te
               const Shape& padding = {0}, const Shape& dilation = {1}, int64_t groups = 1, KILN_LOC);
 Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Shape& stride,
               ConvPadding padding, const Shape& dilation = {1}, int64_t groups = 1, KILN_LOC);
+// The transposed convolution (conv's adjoint; "deconvolution"): input [N,
+// C_in, L...], weight [C_in, C_out / groups, K...]; output size (L - 1) *
+// stride - 2 padding + dilation (K - 1) + output_padding + 1. Note
+// PyTorch's argument order: groups before dilation.
+Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(),
+                        const Shape& stride = {1}, const Shape& padding = {0}, const Shape& output_padding = {0},
+                        int64_t groups = 1, const Shape& dilation = {1}, KILN_LOC);
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(),
+                        const Shape& stride = {1}, const Shape& padding = {0}, const Shape& output_padding = {0},
+                        int64_t groups = 1, const Shape& dilation = {1}, KILN_LOC);
+Tensor conv_transpose3d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(),
+                        const Shape& stride = {1}, const Shape& padding = {0}, const Shape& output_padding = {0},
+                        int64_t groups = 1, const Shape& dilation = {1}, KILN_LOC);
 
 // stride {} (the default) is kernel_size. Floating inputs; padding at most
 // half the kernel; ceil_mode rounds the output size up (a window must
