@@ -128,6 +128,17 @@ TEST_CASE("errors: pad, conv, pooling and normalization layers, in PyTorch's wor
   CHECK_HAS(KILN_ERROR_OF(conv_transpose2d(xt, wt, Tensor(), {1}, {0}, {0}, 3)), "[conv_transpose2d]",
             "Given groups=3, expected weight to be divisible by 3 at dimension 0, but got weight of size [4, 3, 3, 3] instead");
   CHECK_HAS(KILN_ERROR_OF(conv_transpose2d(xt, wt, Tensor(), {1}, {0}, {-1})), "[conv_transpose2d]", "negative output_padding is not supported");
+  using IO = InterpolateOptions;
+  CHECK_HAS(KILN_ERROR_OF(interpolate(x, IO().size({2, 2}).scale_factor({2.0}))), "[interpolate]", "only one of size or scale_factor should be defined");
+  CHECK_HAS(KILN_ERROR_OF(interpolate(x, IO())), "[interpolate]", "either size or scale_factor should be defined");
+  CHECK_HAS(KILN_ERROR_OF(interpolate(x, IO().size({8, 8}).align_corners(true))), "[interpolate]",
+            "align_corners option can only be set with the interpolating modes");
+  CHECK_HAS(KILN_ERROR_OF(interpolate(x, IO().size({8, 8, 8}))), "[interpolate]",
+            "Input and output must have the same number of spatial dimensions, but got input with spatial dimensions of [3, 4] and output size of [8, 8, 8]");
+  CHECK_HAS(KILN_ERROR_OF(interpolate(x, IO().size({8, 8}).mode(InterpolateMode::Linear))), "[interpolate]", "Got 4D input, but linear mode needs 3D input");
+  CHECK_HAS(KILN_ERROR_OF(interpolate(x, IO().size({0, 2}))), "[interpolate]",
+            "Input and output sizes should be greater than 0, but got input [3, 4] output [0, 2]");
+  CHECK_HAS(KILN_ERROR_OF(interpolate(x.to(kInt64), IO().size({8, 8}))), "[interpolate]", "expected a floating point tensor");
   CHECK_HAS(KILN_ERROR_OF(max_pool2d(x, {3}, {}, {2})), "[max_pool2d]", "pad should be at most half of kernel size, but got pad=2 and kernel_size=3");
   CHECK_HAS(KILN_ERROR_OF(max_pool2d(x, {4})), "[max_pool2d]", "Given input size: (2x3x4). Calculated output size: (2x0x1). Output size is too small");
   CHECK_HAS(KILN_ERROR_OF(max_pool2d(x, {2}, {0})), "[max_pool2d]", "stride should not be zero");

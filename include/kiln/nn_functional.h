@@ -1,5 +1,6 @@
 // torch.nn.functional's layers and losses: linear, dropout, layer_norm,
-// one_hot, pad, conv1d/2d/3d, max / avg / adaptive_avg pooling, batch_norm,
+// one_hot, pad, conv1d/2d/3d, conv_transpose1d/2d/3d, max / avg /
+// adaptive_avg pooling, interpolate, batch_norm,
 // instance_norm, group_norm, and the losses mse / l1 / smooth_l1 / huber, nll / cross_entropy,
 // binary_cross_entropy (with logits). Each is a composition of kiln ops
 // (core/nn_functional.cpp), so it fuses with the work around it and autograd
@@ -12,6 +13,7 @@
 #include <cstdint>
 #include <optional>
 #include <tuple>
+#include <vector>
 
 #include "kiln/shape.h"
 #include "kiln/tensor.h"
@@ -139,6 +141,28 @@ Tensor avg_pool3d(const Tensor& input, const Shape& kernel_size, const Shape& st
 Tensor adaptive_avg_pool1d(const Tensor& input, const Shape& output_size, KILN_LOC);
 Tensor adaptive_avg_pool2d(const Tensor& input, const Shape& output_size, KILN_LOC);
 Tensor adaptive_avg_pool3d(const Tensor& input, const Shape& output_size, KILN_LOC);
+
+// Resizing the trailing 1-3 dims (torch.nn.functional.interpolate), with
+// LibTorch's options style:
+//   interpolate(x, InterpolateOptions().size({64, 64}).mode(InterpolateMode::Bilinear))
+//   interpolate(x, InterpolateOptions().scale_factor({2.0}))
+// One size or scale factor for every dim, or one per dim. Linear modes take
+// align_corners (default false); a scale factor is used as given unless
+// recompute_scale_factor, as PyTorch's. Floating inputs.
+enum class InterpolateMode : uint8_t { Nearest, NearestExact, Linear, Bilinear, Trilinear };
+struct InterpolateOptions {
+  InterpolateOptions& size(const Shape& v) { size_ = v; return *this; }
+  InterpolateOptions& scale_factor(const std::vector<double>& v) { scale_factor_ = v; return *this; }
+  InterpolateOptions& mode(InterpolateMode v) { mode_ = v; return *this; }
+  InterpolateOptions& align_corners(bool v) { align_corners_ = v; return *this; }
+  InterpolateOptions& recompute_scale_factor(bool v) { recompute_scale_factor_ = v; return *this; }
+  std::optional<Shape> size_;
+  std::optional<std::vector<double>> scale_factor_;
+  InterpolateMode mode_ = InterpolateMode::Nearest;
+  std::optional<bool> align_corners_;
+  std::optional<bool> recompute_scale_factor_;
+};
+Tensor interpolate(const Tensor& input, const InterpolateOptions& options, KILN_LOC);
 
 // Normalizes each channel over the batch and spatial dims. Training: the
 // batch's statistics (biased variance), and running_mean / running_var
