@@ -298,4 +298,96 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
   return reduce(loss, reduction);
 }
 
+// ---- activations, distances and pixel rearrangements ----
+Tensor logsigmoid(const Tensor& x, SourceLoc loc) {
+  const LocScope at(loc);
+  check_floating(x, "logsigmoid");
+  return x.clamp_max(0) - (-x.abs()).exp().log1p();  // PyTorch's kernel: no overflow either way
+}
+
+Tensor softmin(const Tensor& x, int64_t dim, SourceLoc loc) {
+  const LocScope at(loc);
+  return (-x).softmax(dim);
+}
+
+Tensor glu(const Tensor& x, int64_t dim, SourceLoc loc) {
+  const LocScope at(loc);
+  check_floating(x, "glu");
+  KILN_CHECK(x.dim() > 0, "glu", "glu does not support scalars because halving size must be even");
+  const int64_t d = wrap_dim(dim, x.dim(), "glu");
+  KILN_CHECK(x.size(d) % 2 == 0, "glu", "Halving dimension must be even, but dimension ", d, " is size ", x.size(d),
+             " (input ", x.sizes(), ")");
+  const int64_t half = x.size(d) / 2;
+  return x.narrow(d, 0, half) * x.narrow(d, half, half).sigmoid();
+}
+
+Tensor normalize(const Tensor& x, double p, int64_t dim, double eps, SourceLoc loc) {
+  const LocScope at(loc);
+  check_floating(x, "normalize");
+  return x / x.norm(p, dim, true).clamp_min(eps);
+}
+
+Tensor cosine_similarity(const Tensor& x1, const Tensor& x2, int64_t dim, double eps, SourceLoc loc) {
+  const LocScope at(loc);
+  check_pair(x1, x2, "cosine_similarity");
+  const Shape common = broadcast_shapes(x1.sizes(), x2.sizes(), "cosine_similarity");
+  const Tensor a = x1.expand(common), b = x2.expand(common);
+  // each normalized first (its squared norm clamped at eps^2), as PyTorch 1.13
+  auto unit = [&](const Tensor& v) { return v / (v * v).sum(dim, true).clamp_min(eps * eps).sqrt(); };
+  return (unit(a) * unit(b)).sum(dim);
+}
+
+Tensor pairwise_distance(const Tensor& x1, const Tensor& x2, double p, double eps, bool keepdim, SourceLoc loc) {
+  const LocScope at(loc);
+  check_pair(x1, x2, "pairwise_distance");
+  const int64_t last = std::max(x1.dim(), x2.dim()) - 1;
+  return (x1 - x2 + eps).norm(p, std::max<int64_t>(last, 0), keepdim);
+}
+
+namespace {
+void check_pixel_input(const Tensor& x, int64_t factor, const char* op, const char* what) {
+  check_defined(x, op);
+  KILN_CHECK(x.dim() >= 3, op, op, " expects input to have at least 3 dimensions, but got input with ", x.dim(),
+             " dimension(s) (input ", x.sizes(), ")");
+  KILN_CHECK(factor > 0, op, op, " expects a positive ", what, ", but got ", factor);
+}
+}  // namespace
+
+Tensor pixel_shuffle(const Tensor& x, int64_t upscale_factor, SourceLoc loc) {
+  const LocScope at(loc);
+  const int64_t r = upscale_factor;
+  check_pixel_input(x, r, "pixel_shuffle", "upscale_factor");
+  const int64_t c = x.size(-3), h = x.size(-2), w = x.size(-1);
+  KILN_CHECK(c % (r * r) == 0, "pixel_shuffle",
+             "pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of upscale_factor, "
+             "but input.size(-3)=", c, " is not divisible by ", r * r, " (input ", x.sizes(), ")");
+  const int64_t lead = x.dim() - 3;
+  Shape split(x.sizes().begin(), x.sizes().begin() + lead), out = split;
+  for (int64_t s : {c / (r * r), r, r, h, w}) split.push_back(s);
+  for (int64_t s : {c / (r * r), h * r, w * r}) out.push_back(s);
+  Shape order;
+  for (int64_t d = 0; d < lead; ++d) order.push_back(d);
+  for (int64_t d : {0, 3, 1, 4, 2}) order.push_back(lead + d);  // [C', H, r, W, r]
+  return x.reshape(split).permute(order).reshape(out);
+}
+
+Tensor pixel_unshuffle(const Tensor& x, int64_t downscale_factor, SourceLoc loc) {
+  const LocScope at(loc);
+  const int64_t r = downscale_factor;
+  check_pixel_input(x, r, "pixel_unshuffle", "downscale_factor");
+  const int64_t c = x.size(-3), h = x.size(-2), w = x.size(-1);
+  KILN_CHECK(h % r == 0, "pixel_unshuffle", "pixel_unshuffle expects height to be divisible by downscale_factor, but input.size(-2)=",
+             h, " is not divisible by ", r, " (input ", x.sizes(), ")");
+  KILN_CHECK(w % r == 0, "pixel_unshuffle", "pixel_unshuffle expects width to be divisible by downscale_factor, but input.size(-1)=",
+             w, " is not divisible by ", r, " (input ", x.sizes(), ")");
+  const int64_t lead = x.dim() - 3;
+  Shape split(x.sizes().begin(), x.sizes().begin() + lead), out = split;
+  for (int64_t s : {c, h / r, r, w / r, r}) split.push_back(s);
+  for (int64_t s : {c * r * r, h / r, w / r}) out.push_back(s);
+  Shape order;
+  for (int64_t d = 0; d < lead; ++d) order.push_back(d);
+  for (int64_t d : {0, 2, 4, 1, 3}) order.push_back(lead + d);  // [C, r, r, H', W']
+  return x.reshape(split).permute(order).reshape(out);
+}
+
 }  // namespace kiln

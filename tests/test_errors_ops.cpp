@@ -128,6 +128,14 @@ TEST_CASE("errors: pad, conv, pooling and normalization layers, in PyTorch's wor
   CHECK_HAS(KILN_ERROR_OF(conv_transpose2d(xt, wt, Tensor(), {1}, {0}, {0}, 3)), "[conv_transpose2d]",
             "Given groups=3, expected weight to be divisible by 3 at dimension 0, but got weight of size [4, 3, 3, 3] instead");
   CHECK_HAS(KILN_ERROR_OF(conv_transpose2d(xt, wt, Tensor(), {1}, {0}, {-1})), "[conv_transpose2d]", "negative output_padding is not supported");
+  CHECK_HAS(KILN_ERROR_OF(pixel_shuffle(ones({1, 7, 2, 2}), 2)), "[pixel_shuffle]",
+            "pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of upscale_factor, but input.size(-3)=7 is not divisible by 4");
+  CHECK_HAS(KILN_ERROR_OF(pixel_shuffle(ones({7, 2}), 2)), "[pixel_shuffle]", "expects input to have at least 3 dimensions, but got input with 2 dimension(s)");
+  CHECK_HAS(KILN_ERROR_OF(pixel_shuffle(ones({1, 4, 2, 2}), 0)), "[pixel_shuffle]", "expects a positive upscale_factor, but got 0");
+  CHECK_HAS(KILN_ERROR_OF(pixel_unshuffle(ones({1, 1, 3, 4}), 2)), "[pixel_unshuffle]",
+            "pixel_unshuffle expects height to be divisible by downscale_factor, but input.size(-2)=3 is not divisible by 2");
+  CHECK_HAS(KILN_ERROR_OF(glu(ones({3, 5}))), "[glu]", "Halving dimension must be even, but dimension 1 is size 5");
+  CHECK_HAS(KILN_ERROR_OF(cosine_similarity(ones({3, 5}), ones({4, 5}))), "[cosine_similarity]", "[3, 5]", "[4, 5]");
   using IO = InterpolateOptions;
   CHECK_HAS(KILN_ERROR_OF(interpolate(x, IO().size({2, 2}).scale_factor({2.0}))), "[interpolate]", "only one of size or scale_factor should be defined");
   CHECK_HAS(KILN_ERROR_OF(interpolate(x, IO())), "[interpolate]", "either size or scale_factor should be defined");

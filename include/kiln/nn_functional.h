@@ -66,6 +66,23 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
                                         const Tensor& weight = Tensor(), const Tensor& pos_weight = Tensor(),
                                         Reduction reduction = Reduction::Mean, KILN_LOC);
 
+// log(sigmoid(x)), without overflow; softmax(-x); a * sigmoid(b) of x's two
+// halves along dim.
+Tensor logsigmoid(const Tensor& x, KILN_LOC);
+Tensor softmin(const Tensor& x, int64_t dim, KILN_LOC);
+Tensor glu(const Tensor& x, int64_t dim = -1, KILN_LOC);
+// x divided by its p-norm along dim (at least eps).
+Tensor normalize(const Tensor& x, double p = 2.0, int64_t dim = 1, double eps = 1e-12, KILN_LOC);
+// The cosine of the angle between x1 and x2 (broadcast) along dim.
+Tensor cosine_similarity(const Tensor& x1, const Tensor& x2, int64_t dim = 1, double eps = 1e-8, KILN_LOC);
+// The p-norm of x1 - x2 + eps along the last dim.
+Tensor pairwise_distance(const Tensor& x1, const Tensor& x2, double p = 2.0, double eps = 1e-6,
+                         bool keepdim = false, KILN_LOC);
+// [*, C r^2, H, W] -> [*, C, H r, W r] and back (sub-pixel convolution's
+// rearrangement): a view, a permutation and one copy.
+Tensor pixel_shuffle(const Tensor& x, int64_t upscale_factor, KILN_LOC);
+Tensor pixel_unshuffle(const Tensor& x, int64_t downscale_factor, KILN_LOC);
+
 // ---- padding, convolution, pooling, normalization (core/padding.cpp,
 // convolution.cpp, pooling.cpp, normalization.cpp) ----
 // Per-dim arguments (stride, padding, dilation, kernel_size) take one value
