@@ -155,6 +155,7 @@ bool Lowerer::strided_of(const Node* n, const Node* x, const Idx& idx, Idx& xi) 
     if (n->shape[d] == 1 || st == 0) continue;  // one element, or broadcast
     if (st < 0) return false;
     step[d] = split(st);
+    if (step[d].empty()) return false;  // a step no dim of x holds (x of one element)
     for (int64_t k = 0; k < xr; ++k) reach[k] += step[d][k] * (n->shape[d] - 1);
   }
   for (int64_t k = 0; k < xr; ++k)
