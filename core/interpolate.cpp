@@ -33,38 +33,34 @@ const char* mode_name(InterpolateMode m) {
   return "?";
 }
 
-// The positions and weights along one dim, as PyTorch computes them in T.
+// The positions and weights along one dim, as PyTorch computes them in T:
+// nearest modes fill i0 only (UpSample.h nearest_idx / nearest_exact_idx,
+// in float); linear modes i0, i1 and i1's weight l1
+// (area_pixel_compute_source_index, compute_indices_weights_linear).
 template <typename T>
 void source_positions(int64_t in, int64_t out, InterpolateMode mode, bool align_corners,
                       std::optional<double> scale, std::vector<int64_t>& i0, std::vector<int64_t>& i1,
                       std::vector<double>& l1) {
-  // compute_scales_value / area_pixel_compute_scale
-  const T ratio = scale && *scale > 0 ? static_cast<T>(1.0 / *scale) : static_cast<T>(in) / static_cast<T>(out);
-  for (int64_t o = 0; o < out; ++o) {
-    if (mode == InterpolateMode::Nearest || mode == InterpolateMode::NearestExact) {
-      // nearest_idx / nearest_exact_idx, in float as PyTorch's
-      const float s = scale && *scale > 0 ? static_cast<float>(1.0 / *scale)
-                                          : static_cast<float>(in) / static_cast<float>(out);
+  if (mode == InterpolateMode::Nearest || mode == InterpolateMode::NearestExact) {
+    const float s = scale && *scale > 0 ? static_cast<float>(1.0 / *scale)
+                                        : static_cast<float>(in) / static_cast<float>(out);
+    for (int64_t o = 0; o < out; ++o) {
       int64_t at;
-      if (mode == InterpolateMode::Nearest) {
+      if (mode == InterpolateMode::Nearest)
         at = out == in ? o : out == 2 * in ? o >> 1 : static_cast<int64_t>(std::floor(static_cast<float>(o) * s));
-      } else {
+      else
         at = out == in ? o : static_cast<int64_t>(std::floor((static_cast<float>(o) + 0.5f) * s));
-      }
-      at = std::min(at, in - 1);
-      i0.push_back(at);
-      i1.push_back(at);
-      l1.push_back(0.0);
-      continue;
+      i0.push_back(std::min(at, in - 1));
     }
-    T src;
-    if (align_corners) {
-      const T r = out > 1 ? static_cast<T>(in - 1) / static_cast<T>(out - 1) : T(0);
-      src = r * static_cast<T>(o);
-    } else {
-      src = ratio * (static_cast<T>(o) + T(0.5)) - T(0.5);
-      if (src < 0) src = T(0);
-    }
+    return;
+  }
+  // compute_scales_value / area_pixel_compute_scale
+  const T ratio = align_corners ? (out > 1 ? static_cast<T>(in - 1) / static_cast<T>(out - 1) : T(0))
+                  : scale && *scale > 0 ? static_cast<T>(1.0 / *scale)
+                                        : static_cast<T>(in) / static_cast<T>(out);
+  for (int64_t o = 0; o < out; ++o) {
+    T src = align_corners ? ratio * static_cast<T>(o) : ratio * (static_cast<T>(o) + T(0.5)) - T(0.5);
+    if (src < 0) src = T(0);
     const int64_t a = static_cast<int64_t>(src);
     const T lambda = std::min(std::max(src - static_cast<T>(a), T(0)), T(1));
     i0.push_back(a);

@@ -100,8 +100,7 @@ Tensor layer_norm(const Tensor& input, const Shape& normalized_shape, const Tens
                normalized_shape);
   Shape dims;
   for (int64_t j = input.dim() - k; j < input.dim(); ++j) dims.push_back(j);
-  Tensor centered = input - input.mean(dims, true);
-  Tensor out = centered * (input.var(dims, false, true) + eps).rsqrt();
+  Tensor out = normalize_over(input, dims, eps).out;
   if (weight.defined()) out = out * weight;
   if (bias.defined()) out = out + bias;
   return out;

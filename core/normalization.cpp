@@ -65,6 +65,12 @@ void update_running(Tensor& running, const Tensor& value, double momentum) {
 
 }  // namespace
 
+Normalized normalize_over(const Tensor& x, const Shape& dims, double eps) {
+  Normalized r{Tensor(), x.mean(dims, true), x.var(dims, false, true)};
+  r.out = (x - r.mean) * (r.var + eps).rsqrt();
+  return r;
+}
+
 Tensor batch_norm(const Tensor& input, Tensor running_mean, Tensor running_var, const Tensor& weight,
                   const Tensor& bias, bool training, double momentum, double eps, SourceLoc loc) {
   const LocScope at(loc);
@@ -84,12 +90,10 @@ Tensor batch_norm(const Tensor& input, Tensor running_mean, Tensor running_var, 
              input.sizes());
   Shape dims{0};
   for (int64_t d = 2; d < input.dim(); ++d) dims.push_back(d);
-  const Tensor mean = input.mean(dims, true);
-  const Tensor var = input.var(dims, false, true);
-  const Tensor out = affine((input - mean) * (var + eps).rsqrt(), weight, bias);
-  update_running(running_mean, mean.reshape({c}), momentum);
-  update_running(running_var, var.reshape({c}) * (static_cast<double>(per_channel) / (per_channel - 1)), momentum);
-  return out;
+  const Normalized z = normalize_over(input, dims, eps);
+  update_running(running_mean, z.mean.reshape({c}), momentum);
+  update_running(running_var, z.var.reshape({c}) * (static_cast<double>(per_channel) / (per_channel - 1)), momentum);
+  return affine(z.out, weight, bias);
 }
 
 Tensor instance_norm(const Tensor& input, Tensor running_mean, Tensor running_var, const Tensor& weight,
@@ -110,15 +114,13 @@ Tensor instance_norm(const Tensor& input, Tensor running_mean, Tensor running_va
              "Expected more than 1 spatial element when training, got input size ", input.sizes());
   Shape dims;
   for (int64_t d = 2; d < input.dim(); ++d) dims.push_back(d);
-  const Tensor mean = input.mean(dims, true);
-  const Tensor var = input.var(dims, false, true);
-  const Tensor out = affine((input - mean) * (var + eps).rsqrt(), weight, bias);
+  const Normalized z = normalize_over(input, dims, eps);
   // PyTorch averages the per-sample statistics' updates over the batch
-  update_running(running_mean, mean.reshape({input.size(0), c}).mean(0), momentum);
+  update_running(running_mean, z.mean.reshape({input.size(0), c}).mean(0), momentum);
   update_running(running_var,
-                 (var * (static_cast<double>(spatial) / (spatial - 1))).reshape({input.size(0), c}).mean(0),
+                 (z.var * (static_cast<double>(spatial) / (spatial - 1))).reshape({input.size(0), c}).mean(0),
                  momentum);
-  return out;
+  return affine(z.out, weight, bias);
 }
 
 Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight, const Tensor& bias, double eps,
@@ -140,8 +142,7 @@ Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight,
   int64_t per_group = c / num_groups;
   for (int64_t d = 2; d < input.dim(); ++d) per_group *= input.size(d);
   const Tensor x = input.reshape({n, num_groups, per_group});
-  const Tensor normalized = (x - x.mean(-1, true)) * (x.var(-1, false, true) + eps).rsqrt();
-  return affine(normalized.reshape(input.sizes()), weight, bias);
+  return affine(normalize_over(x, {-1}, eps).out.reshape(input.sizes()), weight, bias);
 }
 
 }  // namespace kiln

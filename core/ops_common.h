@@ -93,6 +93,13 @@ Tensor apply_basic_index(const Tensor& t, const std::vector<indexing::TensorInde
 // A 1-D index laid along dim d and broadcast to `shape` (whose dim d is its
 // length): a stride-0 view, no copy (index_select's gather index).
 Tensor laid_along(const Tensor& positions, int64_t d, const Shape& shape);
+// (x - mean) / sqrt(var + eps) over dims, the biased variance, with the
+// statistics (kept dims): layer_norm, batch_norm, instance_norm and
+// group_norm's normalization (core/normalization.cpp).
+struct Normalized {
+  Tensor out, mean, var;
+};
+Normalized normalize_over(const Tensor& x, const Shape& dims, double eps);
 // unfold's adjoint (core/reshaping.cpp): windows [.., O at dim d, .., K]
 // (window o's element k at position o * step + k * dilation) added back
 // into a dim of size n: [.., n, ..]. Windows up to 16 wide are a sum of

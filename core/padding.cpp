@@ -31,10 +31,9 @@ const char* mode_name(PadMode m) {
   return "?";
 }
 
-// Input positions read by output positions 0 .. n + before + after - 1 of a
-// dim of size n (n > 0), as an int64 vector.
-Tensor source_positions(int64_t n, int64_t before, int64_t after, PadMode mode, Device device) {
-  const Tensor i = arange(-before, n + after, TensorOptions(DType::Int64).device(device));
+// The input positions read at i = arange(-before, n + after), positions
+// relative to a dim of size n (n > 0).
+Tensor source_positions(const Tensor& i, int64_t n, PadMode mode) {
   switch (mode) {
     case PadMode::Constant:  // the clamped read is masked out (pad())
     case PadMode::Replicate: return i.clamp(0, n - 1);
@@ -54,30 +53,8 @@ void check_mode_rank(const Tensor& input, int64_t padded, PadMode mode) {
              " (PyTorch: Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now)");
 }
 
-}  // namespace
-
-namespace {
-Tensor pad_impl(const Tensor& input, const Shape& pad, PadMode mode, double value);
-}  // namespace
-
-Tensor pad(const Tensor& input, const Shape& pad, PadMode mode, double value, SourceLoc loc) {
-  const LocScope at(loc);
-  check_defined(input, "pad");
-  // The constant mode's gradient is a crop of the output's (PyTorch's
-  // ConstantPadNdBackward0), not the scatter its gathers would give.
-  if (mode != PadMode::Constant || !autograd::should_record({&input})) return pad_impl(input, pad, mode, value);
-  Tensor out;
-  {
-    const NoGradGuard no_grad;
-    out = pad_impl(input, pad, mode, value);
-  }
-  if (auto f = record(GradFn::ConstantPadNdBackward0, out, {&input})) f->ints.assign(pad.begin(), pad.end());
-  return out;
-}
-
-namespace {
+// pad() without its autograd record (checked: input defined).
 Tensor pad_impl(const Tensor& input, const Shape& pad, PadMode mode, double value) {
-  check_defined(input, "pad");
   KILN_CHECK(pad.size() % 2 == 0, "pad", "Padding length must be divisible by 2 (pad ", pad, ")");
   const int64_t padded = static_cast<int64_t>(pad.size()) / 2;
   KILN_CHECK(padded <= input.dim(), "pad", "Padding length too large: pad ", pad, " pads ", padded,
@@ -138,10 +115,9 @@ Tensor pad_impl(const Tensor& input, const Shape& pad, PadMode mode, double valu
     const int64_t a = mode == PadMode::Circular ? std::max<int64_t>(after, 0) : after;
     Shape shape = out.sizes();
     shape[d] = out_shape[d];
-    const Tensor at_pos = source_positions(n, b, a, mode, input.device()) + from;
-    out = gather_node(out, d, laid_along(at_pos, d, shape), "pad");
+    const Tensor i = arange(-b, n + a, TensorOptions(DType::Int64).device(input.device()));
+    out = gather_node(out, d, laid_along(source_positions(i, n, mode) + from, d, shape), "pad");
     if (mode == PadMode::Constant && (before > 0 || after > 0)) {
-      const Tensor i = arange(-before, n + after, TensorOptions(DType::Int64).device(input.device()));
       Shape along(static_cast<size_t>(input.dim()), 1);
       along[d] = out_shape[d];
       const Tensor inside = (i >= 0).logical_and(i < n).reshape(along);
@@ -150,6 +126,22 @@ Tensor pad_impl(const Tensor& input, const Shape& pad, PadMode mode, double valu
   }
   return keep.defined() ? where(keep, out, fill) : out;
 }
+
 }  // namespace
+
+Tensor pad(const Tensor& input, const Shape& pad, PadMode mode, double value, SourceLoc loc) {
+  const LocScope at(loc);
+  check_defined(input, "pad");
+  // The constant mode's gradient is a crop of the output's (PyTorch's
+  // ConstantPadNdBackward0), not the scatter its gathers would give.
+  if (mode != PadMode::Constant || !autograd::should_record({&input})) return pad_impl(input, pad, mode, value);
+  Tensor out;
+  {
+    const NoGradGuard no_grad;
+    out = pad_impl(input, pad, mode, value);
+  }
+  if (auto f = record(GradFn::ConstantPadNdBackward0, out, {&input})) f->ints.assign(pad.begin(), pad.end());
+  return out;
+}
 
 }  // namespace kiln

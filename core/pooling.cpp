@@ -6,10 +6,11 @@
 // per spatial dim, [N, C, O..., K...]. avg_pool sums the K dims (one fused
 // reduction kernel that reads the input once) and divides by PyTorch's
 // per-window count, arange arithmetic fused in the same kernel. max_pool
-// takes max(-1) over the window flattened in row-major order, so the first
-// maximum wins a tie and gets the gradient, as PyTorch's max_pool kernels
-// (amax would share it among the ties); with_indices turns the window
-// position into the flat input position PyTorch returns. adaptive_avg_pool
+// takes max(-1) over each window dim, the last first, so the first maximum
+// in row-major window order wins a tie, as PyTorch's max_pool kernels; its
+// gradient goes to that maximum through the flat input positions
+// with_indices returns (one scatter: MaxPool2DWithIndicesBackward0; amax
+// would share it among the ties). adaptive_avg_pool
 // of a dim whose size the output divides is an avg_pool; otherwise its
 // windows differ in length and it is a matmul with the [O, I] averaging
 // matrix along that dim.
