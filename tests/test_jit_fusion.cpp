@@ -527,8 +527,9 @@ TEST_CASE("jit: random values in rows narrower than a vector equal the reference
 TEST_CASE("jit: random values drawn by scalar code equal the reference") {
   // The Philox rounds in scalar code, not in a vector loop with a folded
   // tail: a loop that stays scalar because it reads with a runtime stride
-  // (every element), and a row sum's remainder after its last full vector
-  // (a loop that accumulates keeps a scalar remainder).
+  // (every element; the generator's scalar body inline), and a row sum's
+  // remainder after its last full vector (a loop that accumulates keeps a
+  // scalar remainder, which calls the generator's twin, kiln_rt_philox).
   Tensor x = data({37, 26});
   x.eval();
   check_random_graph(31, [&] {

@@ -165,9 +165,8 @@ std::vector<const LaneFn*> float_math_lane_fns();
 // The value (in repr_type(v.dtype)) of a VOp::Philox node for element `index`.
 llvm::Value* emit_philox(Emitter& e, const jit::Value& v, llvm::Value* index, llvm::Value* seed,
                          llvm::Value* offset);
-// After optimization: starts a new basic block at each Philox round but the
-// first of a block (faster instruction selection; see philox.cpp).
-void split_philox_rounds(llvm::Function& f);
+// The lane function behind it: the Philox4x32-10 generator.
+std::vector<const LaneFn*> philox_lane_fns();
 
 // ---- lower_kernel.cpp ----
 // Defines `symbol` with the KernelFn signature in e.mod, computing k.

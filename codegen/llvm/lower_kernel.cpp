@@ -70,9 +70,10 @@ bool calls_libm(const jit::Value& v) {
   return v.op != VOp::Philox && is_vector_math(v) && v.dtype == DType::Float64;
 }
 
-// Whether v is computed by a lane function (vector_variants.cpp: float32 math).
+// Whether v is computed by a lane function (vector_variants.cpp: float32
+// math, the Philox generator).
 bool calls_lane_fn(const jit::Value& v) {
-  return v.op != VOp::Philox && is_vector_math(v) && computes_in_float(v.dtype);
+  return v.op == VOp::Philox || (is_vector_math(v) && computes_in_float(v.dtype));
 }
 
 // A set of small ids (buffer slots or accumulators) as bits.
@@ -560,7 +561,11 @@ class Lowering {
     // as the 8 LLVM picks and cost a third less compile time (measured on
     // randn when it still called libm's log and cos: 64 x 4096, 6.9 ms
     // either way; callgrind 182 M -> 126 M instructions).
-    const int width = computes.calls_libm ? 4 : 0;
+    // A loop drawing random numbers runs 8 lanes, the width LLVM picks for
+    // it on AVX-512 (the counter is 64-bit, Box-Muller computes in double):
+    // said up front, the vectorizer costs no other width (a tenth of randn's
+    // compile was its planning, most of it weighing every fma at every width).
+    const int width = computes.calls_libm ? 4 : computes.philox ? 8 : 0;
     // A loop drawing random numbers runs its last, partial vector with
     // masked loads and stores instead of a scalar remainder loop: the
     // remainder was a second copy of the ten Philox rounds (and of
@@ -597,7 +602,7 @@ class Lowering {
   struct MapBody {
     bool calls_libm = false;  // a float64 libm call (calls_libm)
     bool philox = false;      // random numbers
-    bool lane_math = false;   // a float32 lane function (calls_lane_fn)
+    bool lane_math = false;   // a lane function (calls_lane_fn)
   };
   MapBody map_body(const Stmt& s) const {
     MapBody r;
@@ -669,7 +674,11 @@ bool hoist_machine_invariants(const jit::Kernel& k) {
     return has_loop;
   };
   count(count, k.body);
-  return inner < 2 || std::none_of(k.values.begin(), k.values.end(), is_vector_math);
+  // A random draw's rounds are a loop of their own inside the element loop
+  // (philox.cpp), so a kernel drawing random numbers is such a kernel too.
+  const bool draws = std::any_of(k.values.begin(), k.values.end(),
+                                 [](const jit::Value& v) { return v.op == VOp::Philox; });
+  return !draws && (inner < 2 || std::none_of(k.values.begin(), k.values.end(), is_vector_math));
 }
 
 bool advances_accumulators_together(const jit::Kernel& k) {

@@ -6,11 +6,9 @@
 //   RandNormal   mean + std * sqrt(-2 ln u1) cos(2 pi u2) in double, with
 //                core/philox.h's own ln and cos, step for step (fma for fma)
 //   RandInt      low + (x1:x0 mod (high - low)) in wrapping uint64
-// and finally cast_value to the Value's dtype. The rounds are plain 32x32->64
-// multiplies and xors, so loops of random values vectorize.
-//
-// split_philox_rounds, run on the optimized module, gives each round of the
-// vectorized loop a basic block of its own, for code generation's sake (below).
+// and finally cast_value to the Value's dtype. The generator is a lane
+// function (vector_variants.cpp): the vectorizer widens a call, whose body,
+// plain 32x32->64 multiplies and xors in vector lanes, comes after it.
 #include <vector>
 
 #include <llvm/IR/BasicBlock.h>
@@ -18,9 +16,9 @@
 #include <llvm/IR/Function.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/Intrinsics.h>
-#include <llvm/Transforms/Utils/BasicBlockUtils.h>
 
 #include "codegen/llvm/emitter.h"
+#include "codegen/llvm/runtime_math.h"
 #include "core/philox.h"
 #include "kiln/error.h"
 
@@ -32,31 +30,78 @@ struct Block {
   llvm::Value* x[4];
 };
 
-Block philox_block(Emitter& e, llvm::Value* seed, llvm::Value* offset, llvm::Value* index) {
+// One Philox round (core/philox.h) on ctr with the round's key.
+Block philox_round(Emitter& e, const Block& ctr, llvm::Value* k0, llvm::Value* k1) {
   auto& b = e.b;
-  llvm::Value* c = b.CreateAdd(offset, index);  // wraps mod 2^64
-  Block ctr{{b.CreateTrunc(c, e.i32()), b.CreateTrunc(b.CreateLShr(c, 32), e.i32()), e.c32(0),
-             e.c32(0)}};
-  llvm::Value* k0 = b.CreateTrunc(seed, e.i32());
-  llvm::Value* k1 = b.CreateTrunc(b.CreateLShr(seed, 32), e.i32());
   auto mul_hi_lo = [&](uint32_t m, llvm::Value* x, llvm::Value*& hi, llvm::Value*& lo) {
     llvm::Value* p = b.CreateMul(e.c64(m), b.CreateZExt(x, e.i64()));
     hi = b.CreateTrunc(b.CreateLShr(p, 32), e.i32());
     lo = b.CreateTrunc(p, e.i32());
   };
-  for (int round = 0; round < 10; ++round) {
-    if (round > 0) {
-      k0 = b.CreateAdd(k0, e.c32(philox_detail::kW0));
-      k1 = b.CreateAdd(k1, e.c32(philox_detail::kW1));
-    }
-    llvm::Value *hi0, *lo0, *hi1, *lo1;
-    mul_hi_lo(philox_detail::kM0, ctr.x[0], hi0, lo0);
-    mul_hi_lo(philox_detail::kM1, ctr.x[2], hi1, lo1);
-    ctr = Block{{b.CreateXor(b.CreateXor(hi1, ctr.x[1]), k0), lo1,
-                 b.CreateXor(b.CreateXor(hi0, ctr.x[3]), k1), lo0}};
-  }
-  return ctr;
+  llvm::Value *hi0, *lo0, *hi1, *lo1;
+  mul_hi_lo(philox_detail::kM0, ctr.x[0], hi0, lo0);
+  mul_hi_lo(philox_detail::kM1, ctr.x[2], hi1, lo1);
+  return Block{{b.CreateXor(b.CreateXor(hi1, ctr.x[1]), k0), lo1,
+                b.CreateXor(b.CreateXor(hi0, ctr.x[3]), k1), lo0}};
 }
+
+// The lane function kiln.philox(counter, seed) = x1 << 32 | x0 of
+// philox4x32_10({lo32(counter), hi32(counter), 0, 0}, {lo32(seed), hi32(seed)}):
+// the first round inline (its zero words fold away), the other nine as a
+// loop of one round. Code generation then selects one round, not ten: its
+// DAG combines ask for the known and demanded bits of every multiply and
+// mask, walking six operands deep through the xor chains of the rounds
+// before, and ten unrolled rounds were most of a random kernel's compile.
+// The rounds are a serial chain either way; out-of-order execution overlaps
+// the next vector's rounds with these, unrolled or not.
+llvm::FunctionType* philox_type(Emitter& e) {
+  return llvm::FunctionType::get(e.i64(), {e.i64(), e.i64()}, false);
+}
+
+llvm::Value* philox_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
+  auto& b = e.b;
+  llvm::Value* c = args[0];
+  llvm::Value* seed = args[1];
+  llvm::Value* k0 = b.CreateTrunc(seed, e.i32());
+  llvm::Value* k1 = b.CreateTrunc(b.CreateLShr(seed, 32), e.i32());
+  Block ctr = philox_round(
+      e, Block{{b.CreateTrunc(c, e.i32()), b.CreateTrunc(b.CreateLShr(c, 32), e.i32()), e.c32(0), e.c32(0)}},
+      k0, k1);
+  llvm::BasicBlock* entry = b.GetInsertBlock();
+  llvm::Function* f = entry->getParent();
+  llvm::BasicBlock* loop = llvm::BasicBlock::Create(e.ctx, "philox.round", f);
+  llvm::BasicBlock* done = llvm::BasicBlock::Create(e.ctx, "philox.done", f);
+  b.CreateBr(loop);
+  b.SetInsertPoint(loop);
+  llvm::PHINode* round = b.CreatePHI(b.getInt32Ty(), 2, "round");
+  llvm::PHINode* key[2] = {b.CreatePHI(e.i32(), 2), b.CreatePHI(e.i32(), 2)};
+  Block phi;
+  for (int j = 0; j < 4; ++j) phi.x[j] = b.CreatePHI(e.i32(), 2);
+  round->addIncoming(b.getInt32(1), entry);
+  key[0]->addIncoming(k0, entry);
+  key[1]->addIncoming(k1, entry);
+  for (int j = 0; j < 4; ++j) llvm::cast<llvm::PHINode>(phi.x[j])->addIncoming(ctr.x[j], entry);
+  llvm::Value* nk0 = b.CreateAdd(key[0], e.c32(philox_detail::kW0));
+  llvm::Value* nk1 = b.CreateAdd(key[1], e.c32(philox_detail::kW1));
+  const Block next = philox_round(e, phi, nk0, nk1);
+  llvm::Value* next_round = b.CreateAdd(round, b.getInt32(1));
+  key[0]->addIncoming(nk0, loop);
+  key[1]->addIncoming(nk1, loop);
+  round->addIncoming(next_round, loop);
+  for (int j = 0; j < 4; ++j) llvm::cast<llvm::PHINode>(phi.x[j])->addIncoming(next.x[j], loop);
+  llvm::BranchInst* latch = b.CreateCondBr(b.CreateICmpULT(next_round, b.getInt32(10)), loop, done);
+  // Kept rolled: nothing in kiln's pipeline unrolls loops, but say so.
+  llvm::Metadata* disable[] = {llvm::MDString::get(e.ctx, "llvm.loop.unroll.disable")};
+  llvm::Metadata* ops[] = {nullptr, llvm::MDNode::get(e.ctx, disable)};
+  llvm::MDNode* md = llvm::MDNode::getDistinct(e.ctx, ops);
+  md->replaceOperandWith(0, md);
+  latch->setMetadata(llvm::LLVMContext::MD_loop, md);
+  b.SetInsertPoint(done);
+  return b.CreateOr(b.CreateShl(b.CreateZExt(next.x[1], e.i64()), 32), b.CreateZExt(next.x[0], e.i64()));
+}
+
+const LaneFn kPhilox{"kiln.philox", "kiln_rt_philox", reinterpret_cast<void*>(&kiln_rt_philox),
+                     philox_type, philox_body};
 
 // philox_detail::horner: c[0] + x (c[1] + x (... c[n-1])) with fmas.
 template <int N>
@@ -104,54 +149,16 @@ llvm::Value* emit_philox_cos_2pi(Emitter& e, llvm::Value* x) {
   return b.CreateSelect(neg, b.CreateFNeg(v), v);
 }
 
-// A round's first multiply: a mul by kM0 (as a constant or a splat), the
-// constant that InstCombine and the vectorizer leave in place.
-bool is_round_multiply(const llvm::Instruction& inst) {
-  if (inst.getOpcode() != llvm::Instruction::Mul) return false;
-  const auto* c = llvm::dyn_cast<llvm::Constant>(inst.getOperand(1));
-  if (c && c->getType()->isVectorTy()) c = c->getSplatValue();
-  const auto* ci = llvm::dyn_cast_or_null<llvm::ConstantInt>(c);
-  return ci && ci->getBitWidth() <= 64 && ci->getZExtValue() == philox_detail::kM0;
-}
-
 }  // namespace
 
-// SelectionDAG selects one basic block at a time, and its DAG combines ask
-// for the known and demanded bits of every multiply and mask, walking up to
-// six operands deep through the xor chains of the rounds before: the ten
-// rounds of a 16-lane loop cost more than half a random kernel's compile.
-// A round per block bounds each walk to its round (values from another
-// block are opaque registers) and keeps the code the same: the blocks fall
-// through into one another, and the instructions chosen are the same
-// (callgrind, Ice Lake: rand compiles in 121 M instructions instead of
-// 159 M, randn in 146 M instead of 177 M; the loops run as fast; a block per
-// multiply or per two rounds gains no more). CodeGenPrepare would merge
-// the blocks back into one; it leaves a block whose address is taken alone,
-// so each block that starts with a round gets a BlockAddress that nothing
-// uses. Idempotent: on a function split before it only takes the addresses
-// again (CloneModule, for the assembly dump, drops the unused constants).
-void split_philox_rounds(llvm::Function& f) {
-  std::vector<llvm::Instruction*> cuts;
-  for (llvm::BasicBlock& bb : f) {
-    bool first = true;
-    for (llvm::Instruction& inst : bb) {
-      if (!is_round_multiply(inst)) continue;
-      if (!first) cuts.push_back(&inst);
-      first = false;
-    }
-  }
-  for (llvm::Instruction* cut : cuts) llvm::SplitBlock(cut->getParent(), cut);
-  for (llvm::BasicBlock& bb : f)
-    if (&bb != &f.getEntryBlock() && is_round_multiply(*bb.getFirstNonPHI()))
-      (void)llvm::BlockAddress::get(&bb);
-}
+std::vector<const LaneFn*> philox_lane_fns() { return {&kPhilox}; }
 
 llvm::Value* emit_philox(Emitter& e, const jit::Value& v, llvm::Value* index, llvm::Value* seed,
                          llvm::Value* offset) {
   auto& b = e.b;
-  const Block blk = philox_block(e, seed, offset, index);
-  llvm::Value* x0 = b.CreateZExt(blk.x[0], e.i64());
-  llvm::Value* x1 = b.CreateZExt(blk.x[1], e.i64());
+  llvm::Value* x10 = call_lane_fn(e, kPhilox, {b.CreateAdd(offset, index), seed});  // wraps mod 2^64
+  llvm::Value* x0 = b.CreateAnd(x10, e.c64(0xffffffff));
+  llvm::Value* x1 = b.CreateLShr(x10, 32);
   switch (v.random_op) {
     case Op::RandUniform: {
       if (v.dtype == DType::Float64) {
@@ -171,7 +178,7 @@ llvm::Value* emit_philox(Emitter& e, const jit::Value& v, llvm::Value* index, ll
                                      e.cd(0x1p-32));
       llvm::Value* rad = e.intrinsic(llvm::Intrinsic::sqrt,
                                      {b.CreateFMul(e.cd(-2.0), emit_philox_log(e, u1))});
-      llvm::Value* ang = emit_philox_cos_2pi(e, blk.x[1]);
+      llvm::Value* ang = emit_philox_cos_2pi(e, b.CreateTrunc(x1, e.i32()));
       llvm::Value* z = b.CreateFMul(rad, ang);
       llvm::Value* r = b.CreateFAdd(e.cd(v.f), b.CreateFMul(e.cd(v.f1), z));
       return cast_value(e, r, DType::Float64, v.dtype);
@@ -179,8 +186,7 @@ llvm::Value* emit_philox(Emitter& e, const jit::Value& v, llvm::Value* index, ll
     case Op::RandInt: {
       const uint64_t range = static_cast<uint64_t>(v.i1) - static_cast<uint64_t>(v.i);
       KILN_INTERNAL_ASSERT(range != 0, "RandInt needs low < high, got ", v.i, ", ", v.i1);
-      llvm::Value* r = b.CreateOr(b.CreateShl(x1, 32), x0);
-      llvm::Value* val = b.CreateAdd(e.c64(v.i), b.CreateURem(r, e.c64(static_cast<int64_t>(range))));
+      llvm::Value* val = b.CreateAdd(e.c64(v.i), b.CreateURem(x10, e.c64(static_cast<int64_t>(range))));
       return cast_value(e, val, DType::Int64, v.dtype);
     }
     default: break;

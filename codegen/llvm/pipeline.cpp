@@ -4,11 +4,11 @@
 // (lower_kernel.cpp), so they need few of O2's passes: inline the body (its
 // noalias parameters become alias scopes), promote accumulators, clean up,
 // hoist loop invariants (params, broadcast loads, row statistics), vectorize
-// the innermost loops (float32 math as calls with vector variants,
-// vector_variants.cpp, whose bodies are defined and inlined right after),
+// the innermost loops (float32 math and the Philox generator as calls with
+// vector variants, vector_variants.cpp, whose bodies are defined and
+// inlined right after),
 // clean up again, strength-reduce the loops that step
-// by a runtime stride, give each Philox round a block of its own
-// (philox.cpp: split_philox_rounds). O2's remaining passes (the CGSCC
+// by a runtime stride. O2's remaining passes (the CGSCC
 // inliner walk, loop unrolling of outer loops, loop load elimination, jump
 // threading, SLP...) cost compile time and found nothing in these kernels.
 // Then code generation: the target's standard pipeline, less its loop
@@ -178,8 +178,6 @@ void optimize_kernel(llvm::Module& m, llvm::TargetMachine* tm, bool slp) {
   mpm.addPass(llvm::AlwaysInlinerPass());
   mpm.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(after)));
   mpm.run(m, mam);
-  for (llvm::Function& f : m)
-    if (!f.isDeclaration()) split_philox_rounds(f);
 }
 
 // LLVMTargetMachine::addPassesToEmitFile, with one pass left out when asked.
@@ -204,10 +202,6 @@ void emit_code(llvm::Module& m, llvm::TargetMachine& tm, llvm::raw_pwrite_stream
   pm.add(config);
   pm.add(mmi);
   if (!hoist_invariants) config->disablePass(&llvm::EarlyMachineLICMID);
-  // Again, for a clone of an optimized module: its Philox round blocks lost
-  // the addresses that keep CodeGenPrepare from merging them.
-  for (llvm::Function& f : m)
-    if (!f.isDeclaration()) split_philox_rounds(f);
   KILN_INTERNAL_ASSERT(!config->addISelPasses(), "the host target has no instruction selector");
   config->addMachinePasses();
   config->setInitialized();

@@ -8,6 +8,8 @@
 // where std::fma is libm's, correctly rounded all the same.
 #include "codegen/llvm/runtime_math.h"
 
+#include "core/philox.h"
+
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -407,6 +409,11 @@ KILN_TWIN float kiln_rt_exp2f(float v) {
   const double r = (d - k) * kLn2;
   const double p = (1.0 + expm1_core(r)) * pow2_from_magic(t);
   return nan_to_itself(v, static_cast<float>(p));
+}
+
+uint64_t kiln_rt_philox(uint64_t counter, uint64_t seed) {
+  const kiln::PhiloxBlock b = kiln::philox_element(seed, counter, 0);
+  return (static_cast<uint64_t>(b.x[1]) << 32) | b.x[0];
 }
 
 }  // extern "C"

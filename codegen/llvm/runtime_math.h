@@ -1,6 +1,6 @@
 // The scalar twins of the LLVM backend's lane functions (vector_variants.cpp):
 // kiln's float32 exp / log / sin / cos / tanh / pow / expm1 / log1p / erf
-// (float_math.cpp), compiled into kiln. A kernel's vectorized loops evaluate
+// (float_math.cpp) and the Philox generator (philox.cpp), compiled into kiln. A kernel's vectorized loops evaluate
 // those functions as inline IR; its scalar code (the remainder after a loop's
 // last full vector, values computed once per row) calls these, so LLVM
 // compiles the function's body for the vector loop only. Each is the IR step
@@ -9,6 +9,8 @@
 // code's bit for bit (tests/test_llvm_backend.cpp compares the vector lanes
 // and the remainder of one loop, per function).
 #pragma once
+
+#include <cstdint>
 
 // Coefficients float_math.cpp's erf and its twin share.
 namespace kiln::codegen::llvmcg {
@@ -54,4 +56,7 @@ float kiln_rt_log2f(float x);
 float kiln_rt_log10f(float x);
 float kiln_rt_exp2f(float x);
 float kiln_rt_atan2f(float y, float x);
+// x1 << 32 | x0 of Philox4x32-10 on {lo32(counter), hi32(counter), 0, 0} and
+// the key {lo32(seed), hi32(seed)} (core/philox.h; philox.cpp's lane function).
+uint64_t kiln_rt_philox(uint64_t counter, uint64_t seed);
 }

@@ -1,5 +1,5 @@
-// Lane functions (emitter.h: LaneFn): exp, log, sin, cos, tanh and pow of
-// float32, which a kernel evaluates as inline IR where its loops are
+// Lane functions (emitter.h: LaneFn): exp, log, sin, cos, tanh, pow, ... of
+// float32 and the Philox generator, which a kernel evaluates as inline IR where its loops are
 // vectorized and by calling a scalar twin compiled into kiln
 // (runtime_math.h) everywhere else.
 //
@@ -37,7 +37,11 @@ namespace kiln::codegen::llvmcg {
 
 namespace {
 
-std::vector<const LaneFn*> all_lane_fns() { return float_math_lane_fns(); }
+std::vector<const LaneFn*> all_lane_fns() {
+  std::vector<const LaneFn*> fns = float_math_lane_fns();
+  for (const LaneFn* fn : philox_lane_fns()) fns.push_back(fn);
+  return fns;
+}
 
 std::string variant_name(const LaneFn& fn, unsigned lanes) {
   return std::string(fn.name) + ".v" + std::to_string(lanes);
