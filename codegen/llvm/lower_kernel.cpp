@@ -568,8 +568,8 @@ class Lowering {
     const int width = computes.calls_libm ? 4 : computes.philox ? 8 : 0;
     // A loop drawing random numbers runs its last, partial vector with
     // masked loads and stores instead of a scalar remainder loop: the
-    // remainder was a second copy of the ten Philox rounds (and of
-    // Box-Muller), a sixth of the kernel's compile time and all of it for a
+    // remainder was a second copy of the ten Philox rounds (now a call of
+    // the generator's twin) and of Box-Muller, a sixth of the kernel's compile time and all of it for a
     // row narrower than the vector (callgrind: rand 121 M -> 96 M, randn
     // 146 M -> 102 M instructions; rows of 5 through a slice: randn 3.7x,
     // rand 3.2x faster; long rows as fast). Only for loops that accumulate
