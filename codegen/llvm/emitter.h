@@ -173,7 +173,8 @@ std::vector<const LaneFn*> philox_lane_fns();
 llvm::Function* lower_kernel(Emitter& e, const jit::Kernel& k, const std::string& symbol);
 // Whether code generation hoists loop invariants out of k's loops (early
 // machine LICM; see pipeline.cpp): not for a kernel of several inner loops
-// (a row kernel: softmax) that evaluates inline math polynomials.
+// (a row kernel: softmax) that evaluates inline math polynomials, nor for
+// one that draws random numbers (the Philox rounds are a loop inside it).
 bool hoist_machine_invariants(const jit::Kernel& k);
 // Whether k has a loop that advances several accumulators side by side (a
 // scan's tile of columns: jit/lower.cpp), which the SLP vectorizer turns

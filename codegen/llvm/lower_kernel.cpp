@@ -569,10 +569,11 @@ class Lowering {
     // A loop drawing random numbers runs its last, partial vector with
     // masked loads and stores instead of a scalar remainder loop: the
     // remainder was a second copy of the ten Philox rounds (now a call of
-    // the generator's twin) and of Box-Muller, a sixth of the kernel's compile time and all of it for a
-    // row narrower than the vector (callgrind: rand 121 M -> 96 M, randn
-    // 146 M -> 102 M instructions; rows of 5 through a slice: randn 3.7x,
-    // rand 3.2x faster; long rows as fast). Only for loops that accumulate
+    // the generator's twin) and of Box-Muller, a sixth of the kernel's
+    // compile time and all of it for a row narrower than the vector
+    // (callgrind: rand 121 M -> 96 M, randn 146 M -> 102 M instructions;
+    // rows of 5 through a slice: randn 3.7x, rand 3.2x faster; long rows as
+    // fast). Only for loops that accumulate
     // nothing: a folded tail would change the order of a sum from the
     // unfused kernel's. Where the target cannot mask an access, LLVM falls
     // back to the scalar remainder.

@@ -73,22 +73,23 @@ llvm::Value* philox_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
   llvm::BasicBlock* done = llvm::BasicBlock::Create(e.ctx, "philox.done", f);
   b.CreateBr(loop);
   b.SetInsertPoint(loop);
+  // loop-carried: the round number, the two key words, the four counter words
   llvm::PHINode* round = b.CreatePHI(b.getInt32Ty(), 2, "round");
-  llvm::PHINode* key[2] = {b.CreatePHI(e.i32(), 2), b.CreatePHI(e.i32(), 2)};
-  Block phi;
-  for (int j = 0; j < 4; ++j) phi.x[j] = b.CreatePHI(e.i32(), 2);
-  round->addIncoming(b.getInt32(1), entry);
-  key[0]->addIncoming(k0, entry);
-  key[1]->addIncoming(k1, entry);
-  for (int j = 0; j < 4; ++j) llvm::cast<llvm::PHINode>(phi.x[j])->addIncoming(ctr.x[j], entry);
-  llvm::Value* nk0 = b.CreateAdd(key[0], e.c32(philox_detail::kW0));
-  llvm::Value* nk1 = b.CreateAdd(key[1], e.c32(philox_detail::kW1));
-  const Block next = philox_round(e, phi, nk0, nk1);
+  llvm::PHINode* carried[6];
+  for (llvm::PHINode*& p : carried) p = b.CreatePHI(e.i32(), 2);
+  llvm::Value* nk0 = b.CreateAdd(carried[0], e.c32(philox_detail::kW0));
+  llvm::Value* nk1 = b.CreateAdd(carried[1], e.c32(philox_detail::kW1));
+  const Block next =
+      philox_round(e, Block{{carried[2], carried[3], carried[4], carried[5]}}, nk0, nk1);
   llvm::Value* next_round = b.CreateAdd(round, b.getInt32(1));
-  key[0]->addIncoming(nk0, loop);
-  key[1]->addIncoming(nk1, loop);
+  round->addIncoming(b.getInt32(1), entry);
   round->addIncoming(next_round, loop);
-  for (int j = 0; j < 4; ++j) llvm::cast<llvm::PHINode>(phi.x[j])->addIncoming(next.x[j], loop);
+  llvm::Value* first[6] = {k0, k1, ctr.x[0], ctr.x[1], ctr.x[2], ctr.x[3]};
+  llvm::Value* again[6] = {nk0, nk1, next.x[0], next.x[1], next.x[2], next.x[3]};
+  for (int j = 0; j < 6; ++j) {
+    carried[j]->addIncoming(first[j], entry);
+    carried[j]->addIncoming(again[j], loop);
+  }
   llvm::BranchInst* latch = b.CreateCondBr(b.CreateICmpULT(next_round, b.getInt32(10)), loop, done);
   // Kept rolled: nothing in kiln's pipeline unrolls loops, but say so.
   llvm::Metadata* disable[] = {llvm::MDString::get(e.ctx, "llvm.loop.unroll.disable")};

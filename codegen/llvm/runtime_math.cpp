@@ -8,12 +8,12 @@
 // where std::fma is libm's, correctly rounded all the same.
 #include "codegen/llvm/runtime_math.h"
 
-#include "core/philox.h"
-
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+
+#include "core/philox.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define KILN_TWIN __attribute__((target_clones("fma", "default")))

@@ -1,6 +1,6 @@
 // Lane functions (emitter.h: LaneFn): exp, log, sin, cos, tanh, pow, ... of
-// float32 and the Philox generator, which a kernel evaluates as inline IR where its loops are
-// vectorized and by calling a scalar twin compiled into kiln
+// float32 and the Philox generator, which a kernel evaluates as inline IR
+// where its loops are vectorized and by calling a scalar twin compiled into kiln
 // (runtime_math.h) everywhere else.
 //
 // Before, each was an always-inline helper inlined before vectorization: a
