@@ -39,9 +39,11 @@ namespace kiln::jit {
 // early machine LICM in row kernels with math, libm loops 4 wide; 9: normal
 // random numbers with kiln's own ln and cos; 10: float32 math calls kiln's
 // scalar twins outside vectorized loops; 11: VOps renumbered for expm1, log1p,
-// erf and the rounding ops), so objects
-// compiled by an older kiln are rebuilt, never loaded.
-inline constexpr uint32_t kDiskCacheVersion = 14;
+// erf and the rounding ops; 12: scans; 13: trigonometry; 14: atan; 15: the
+// Philox generator as a lane function, no induction variable
+// simplification), so objects compiled by an older kiln are rebuilt, never
+// loaded.
+inline constexpr uint32_t kDiskCacheVersion = 15;
 inline constexpr size_t kDiskCacheHeaderSize = 32;
 
 // The compiled function for k: from memory, from disk, or compiled now
