@@ -41,9 +41,10 @@ namespace kiln::jit {
 // scalar twins outside vectorized loops; 11: VOps renumbered for expm1, log1p,
 // erf and the rounding ops; 12: scans; 13: trigonometry; 14: atan; 15: the
 // Philox generator as a lane function, no induction variable
-// simplification), so objects compiled by an older kiln are rebuilt, never
+// simplification; 16: fast instruction selection in vectorized kernels, the
+// machine scheduler only for long loops), so objects compiled by an older kiln are rebuilt, never
 // loaded.
-inline constexpr uint32_t kDiskCacheVersion = 15;
+inline constexpr uint32_t kDiskCacheVersion = 16;
 inline constexpr size_t kDiskCacheHeaderSize = 32;
 
 // The compiled function for k: from memory, from disk, or compiled now

@@ -1,0 +1,120 @@
+// Kernels written by hand in the kernel IR (jit/kernel_ir.h) for the LLVM
+// backend's tests: a builder of values and statements, byte buffers, and a
+// runner that calls a compiled kernel on them.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "codegen/backend.h"
+#include "jit/kernel_ir.h"
+
+namespace kiln::test {
+
+using jit::StmtKind;
+using jit::ValueId;
+using jit::VOp;
+
+inline codegen::Backend& be() { return codegen::cpu_backend(); }
+
+// Built without LLVM: the stub backend; the compiling tests have nothing to run.
+#define KILN_SKIP_WITHOUT_LLVM()                              \
+  do {                                                        \
+    if (!be().available()) {                                  \
+      MESSAGE("kiln was built without LLVM: test skipped");   \
+      return;                                                 \
+    }                                                         \
+  } while (0)
+
+// ---- building kernels by hand ----
+struct KB {
+  jit::Kernel k;
+  explicit KB(std::string name) { k.name = std::move(name); }
+  ValueId val(VOp op, DType dt, std::initializer_list<ValueId> args = {}, int32_t a = 0,
+              int32_t b = 0) {
+    jit::Value v{op, dt};
+    v.a = a;
+    v.b = b;
+    int j = 0;
+    for (ValueId x : args) v.args[j++] = x;
+    return k.add(v);
+  }
+  ValueId param(int slot) {
+    k.num_params = std::max(k.num_params, slot + 1);
+    return val(VOp::Param, kInt64, {}, slot);
+  }
+  ValueId iconst(int64_t i) {
+    jit::Value v{VOp::IntConst, kInt64};
+    v.i = i;
+    return k.add(v);
+  }
+  ValueId idx(int loop) {
+    k.num_loops = std::max(k.num_loops, loop + 1);
+    return val(VOp::LoopIndex, kInt64, {}, loop);
+  }
+  int buffer(DType dt, bool output) {
+    k.buffers.push_back({dt, output});
+    return static_cast<int>(k.buffers.size()) - 1;
+  }
+  ValueId load(int buf, ValueId index) { return val(VOp::Load, k.buffers[buf].dtype, {index}, buf); }
+  ValueId add(ValueId x, ValueId y) { return val(VOp::Add, k.values[x].dtype, {x, y}); }
+  ValueId mul(ValueId x, ValueId y) { return val(VOp::Mul, k.values[x].dtype, {x, y}); }
+  int acc(jit::Combiner c, DType dt) {
+    k.accs.push_back({c, dt});
+    return static_cast<int>(k.accs.size()) - 1;
+  }
+};
+
+inline jit::Stmt loop(int id, ValueId extent, bool parallel, std::vector<jit::Stmt> body) {
+  jit::Stmt s{StmtKind::Loop};
+  s.loop = id;
+  s.extent = extent;
+  s.parallel = parallel;
+  s.body = std::move(body);
+  return s;
+}
+inline jit::Stmt store(int buf, ValueId index, ValueId value) {
+  jit::Stmt s{StmtKind::Store};
+  s.buffer = buf;
+  s.index = index;
+  s.value = value;
+  return s;
+}
+inline jit::Stmt acc_init(int acc) {
+  jit::Stmt s{StmtKind::AccInit};
+  s.acc = acc;
+  return s;
+}
+inline jit::Stmt acc_update(int acc, ValueId value, ValueId index = -1) {
+  jit::Stmt s{StmtKind::AccUpdate};
+  s.acc = acc;
+  s.value = value;
+  s.index = index;
+  return s;
+}
+
+// A typed, untyped-storage buffer.
+struct Buf {
+  DType dt;
+  std::vector<unsigned char> bytes;
+  Buf(DType t, size_t n) : dt(t), bytes(n * element_size(t) + 1, 0) {}
+  size_t size() const { return (bytes.size() - 1) / element_size(dt); }
+  template <typename T> T* as() { return reinterpret_cast<T*>(bytes.data()); }
+  char* ptr() { return reinterpret_cast<char*>(bytes.data()); }
+};
+
+inline void run(jit::KernelFn fn, std::vector<Buf*> bufs, std::vector<int64_t> params, int64_t begin,
+         int64_t end) {
+  std::vector<char*> ptrs;
+  for (Buf* b : bufs) ptrs.push_back(b->ptr());
+  params.push_back(0);  // never empty
+  fn(ptrs.data(), params.data(), begin, end);
+}
+
+}  // namespace kiln::test
