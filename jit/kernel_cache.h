@@ -42,9 +42,10 @@ namespace kiln::jit {
 // erf and the rounding ops; 12: scans; 13: trigonometry; 14: atan; 15: the
 // Philox generator as a lane function, no induction variable
 // simplification; 16: fast instruction selection in vectorized kernels, the
-// machine scheduler only for long loops), so objects compiled by an older kiln are rebuilt, never
+// machine scheduler only for long loops; 17: not where a constant division
+// or vector multiply needs the DAG's combines), so objects compiled by an older kiln are rebuilt, never
 // loaded.
-inline constexpr uint32_t kDiskCacheVersion = 16;
+inline constexpr uint32_t kDiskCacheVersion = 17;
 inline constexpr size_t kDiskCacheHeaderSize = 32;
 
 // The compiled function for k: from memory, from disk, or compiled now

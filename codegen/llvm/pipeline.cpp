@@ -11,9 +11,11 @@
 // induction variable simplification, loop unrolling of outer loops, loop
 // load elimination, jump threading, SLP...) cost compile time and found
 // nothing in these kernels.
-// Then code generation: the target's standard pipeline, less its loop
-// strength reduction of every loop, less early machine LICM for row kernels
-// that evaluate math polynomials (emit_code).
+// Then code generation (emit_code): the target's standard pipeline, less
+// its loop strength reduction of every loop, less early machine LICM for row
+// kernels that evaluate math polynomials, the machine scheduler for long
+// loops only, fast instruction selection for the scalar blocks of vectorized
+// kernels; its pass manager is kept per thread and reused.
 #include <llvm/Analysis/CGSCCPassManager.h>
 #include <llvm/Analysis/LoopAnalysisManager.h>
 #include <llvm/Analysis/LoopInfo.h>
@@ -238,19 +240,18 @@ void optimize_kernel(llvm::Module& m, llvm::TargetMachine* tm, bool slp) {
 //   erf (120) 116 / 116, sigmoid * log (104) 88 / 91; softmax's exp and sum
 //   (80) 28.9 / 28.9, gelu (65) and the chain (44) the same. Softmax: 2.8 M
 //   of its 52 M instructions.
-// - Fast instruction selection where every innermost loop was vectorized:
-//   the scalar blocks (set-up, row loops, the scalar remainders of vector
-//   loops) are selected without building a selection DAG; a block with an
+// - Fast instruction selection where every innermost loop was vectorized
+//   and no instruction needs the DAG's combines (ModuleTraits below): the
+//   scalar blocks (set-up, row loops, the scalar remainders of vector loops)
+//   are selected without building a selection DAG; a block with an
 //   instruction fast selection does not handle (intrinsics such as fma and
 //   maximum, shuffles, vector compares and casts) goes to the DAG selector
 //   from that instruction up, so softmax's, the chain's and x * 2's vector
-//   loops come out as before. A vector block it takes whole misses the
-//   DAG's combines (an int32 x * 3 multiplies, vpmulld, instead of adding
-//   twice), loads are still folded. Softmax: 4.5 M instructions less. A
-//   kernel with a scalar innermost loop (a scan, a loop over a runtime
-//   stride, the Philox rounds) keeps the DAG selector: fast selection does
-//   not fold a scaled index into an address (one instruction more per
-//   element), nor a zero-extended multiply into pmuludq.
+//   loops come out as before. Softmax: 4.5 M instructions less. A kernel
+//   with a scalar innermost loop (a scan, a loop over a runtime stride, the
+//   Philox rounds) keeps the DAG selector: fast selection does not fold a
+//   scaled index into an address (one instruction more per element), nor a
+//   zero-extended multiply into pmuludq.
 // - The pass manager is built once per thread, target machine and variant,
 //   and run on every module (llc -run-twice tests the same): building it was
 //   2.3 M instructions of every compile. The objects are byte for byte those
@@ -259,19 +260,39 @@ void optimize_kernel(llvm::Module& m, llvm::TargetMachine* tm, bool slp) {
 
 namespace {
 
-// What code generation needs to know of m's innermost loops: whether all of
-// them came out of the loop vectorizer (the vector loop, or the scalar loop
-// that finishes its rows, both tagged llvm.loop.isvectorized), and the
-// instruction count of the longest.
-struct InnermostLoops {
+// What code generation needs to know of m: whether every innermost loop came
+// out of the loop vectorizer (the vector loop, or the scalar loop that
+// finishes its rows, both tagged llvm.loop.isvectorized), the instruction
+// count of the longest, and whether some instruction needs a DAG combine to
+// be cheap: an integer division or remainder by a constant (fast selection
+// emits idiv where the DAG shifts or multiplies: x / 16 in a scan's tile
+// count), a vector integer multiply by a constant (vpmulld where the DAG
+// adds).
+struct ModuleTraits {
   bool all_vectorized = true;
-  size_t longest = 0;
+  size_t longest_loop = 0;
+  bool needs_combines = false;
 };
 
-InnermostLoops innermost_loops(llvm::Module& m) {
-  InnermostLoops r;
+bool needs_combines(const llvm::Instruction& i) {
+  switch (i.getOpcode()) {
+    case llvm::Instruction::SDiv:
+    case llvm::Instruction::UDiv:
+    case llvm::Instruction::SRem:
+    case llvm::Instruction::URem: return llvm::isa<llvm::Constant>(i.getOperand(1));
+    case llvm::Instruction::Mul:
+      return i.getType()->isVectorTy() &&
+             (llvm::isa<llvm::Constant>(i.getOperand(0)) || llvm::isa<llvm::Constant>(i.getOperand(1)));
+    default: return false;
+  }
+}
+
+ModuleTraits module_traits(llvm::Module& m) {
+  ModuleTraits r;
   for (llvm::Function& f : m) {
     if (f.isDeclaration()) continue;
+    for (const llvm::BasicBlock& bb : f)
+      for (const llvm::Instruction& i : bb) r.needs_combines = r.needs_combines || needs_combines(i);
     llvm::DominatorTree dt(f);
     llvm::LoopInfo li(dt);
     for (llvm::Loop* l : li.getLoopsInPreorder()) {
@@ -279,7 +300,7 @@ InnermostLoops innermost_loops(llvm::Module& m) {
       r.all_vectorized = r.all_vectorized && llvm::findOptionMDForLoop(l, "llvm.loop.isvectorized");
       size_t n = 0;
       for (const llvm::BasicBlock* bb : l->blocks()) n += bb->size();
-      r.longest = std::max(r.longest, n);
+      r.longest_loop = std::max(r.longest_loop, n);
     }
   }
   return r;
@@ -319,9 +340,9 @@ void build_codegen(llvm::legacy::PassManager& pm, llvm::LLVMTargetMachine& ltm, 
 void emit_code(llvm::Module& m, llvm::TargetMachine& tm, llvm::raw_pwrite_stream& os, bool assembly,
                bool hoist_invariants) {
   auto& ltm = static_cast<llvm::LLVMTargetMachine&>(tm);
-  const InnermostLoops loops = innermost_loops(m);
-  ltm.setFastISel(loops.all_vectorized);
-  const bool schedule = loops.longest > kScheduleLoopsLongerThan;
+  const ModuleTraits traits = module_traits(m);
+  ltm.setFastISel(traits.all_vectorized && !traits.needs_combines);
+  const bool schedule = traits.longest_loop > kScheduleLoopsLongerThan;
   if (assembly) {
     llvm::legacy::PassManager pm;
     build_codegen(pm, ltm, os, true, hoist_invariants, schedule);

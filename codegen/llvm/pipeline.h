@@ -16,7 +16,10 @@ void optimize_kernel(llvm::Module& m, llvm::TargetMachine* tm, bool slp = false)
 
 // Generates m's machine code with tm into os: a relocatable object, or
 // assembly text. `hoist_invariants` false leaves out early machine LICM
-// (see pipeline.cpp: kernels that evaluate math polynomials).
+// (see pipeline.cpp: kernels that evaluate math polynomials). Sets tm's
+// instruction selector for m (fast selection or not, from m's loops); an
+// object is made by the calling thread's pass manager for the variant,
+// built on first use and reused, so tm must be this thread's alone.
 void emit_code(llvm::Module& m, llvm::TargetMachine& tm, llvm::raw_pwrite_stream& os, bool assembly,
                bool hoist_invariants);
 
