@@ -43,8 +43,8 @@ namespace kiln::jit {
 // Philox generator as a lane function, no induction variable
 // simplification; 16: fast instruction selection in vectorized kernels, the
 // machine scheduler only for long loops; 17: not where a constant division
-// or vector multiply needs the DAG's combines), so objects compiled by an older kiln are rebuilt, never
-// loaded.
+// or vector multiply needs the DAG's combines), so objects compiled by an
+// older kiln are rebuilt, never loaded.
 inline constexpr uint32_t kDiskCacheVersion = 17;
 inline constexpr size_t kDiskCacheHeaderSize = 32;
 

@@ -21,9 +21,6 @@
 
 using namespace kiln;
 using namespace kiln::test;
-using jit::StmtKind;
-using jit::ValueId;
-using jit::VOp;
 using reference::cast_value;
 using reference::compute_t;
 using reference::int_pow;

@@ -358,7 +358,6 @@ void emit_code(llvm::Module& m, llvm::TargetMachine& tm, llvm::raw_pwrite_stream
     build_codegen(p->pm, ltm, p->os, false, hoist_invariants, schedule);
   }
   std::unique_ptr<CodegenPipeline> running = std::move(p);  // not reused if run throws
-  running->out.clear();
   running->pm.run(m);
   os << llvm::StringRef(running->out.data(), running->out.size());
   running->out.clear();
