@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <string_view>
 
 #include <llvm/IR/Intrinsics.h>
 
@@ -18,6 +19,18 @@
 namespace kiln::codegen::llvmcg {
 
 // ---- Emitter utilities ----
+
+bool wide_vector_host(const std::string& features) {
+  auto has = [&](std::string_view f) {
+    for (size_t at = features.find(f); at != std::string::npos; at = features.find(f, at + 1)) {
+      const size_t end = at + f.size();
+      if (at > 0 && features[at - 1] == '+' && (end == features.size() || features[end] == ','))
+        return true;
+    }
+    return false;
+  };
+  return has("avx512f") && has("avx512bw") && has("avx512dq") && has("avx512vl") && has("avx512vbmi2");
+}
 
 void Emitter::set_common_attrs(llvm::Function* f) {
   f->addFnAttr(llvm::Attribute::NoUnwind);

@@ -34,15 +34,26 @@ class TargetMachine;
 
 namespace kiln::codegen::llvmcg {
 
+// Whether a CPU of these features ("+avx512f,+avx512bw,...", LLVM's feature
+// string) runs 512-bit vector code at full clock: AVX-512 with AVX512_VBMI2,
+// which Ice Lake and later Intel cores and AMD's Zen 4 and later have and
+// the Skylake and Cascade Lake servers, which slow their clock under 512-bit
+// work, lack. LLVM plans 256-bit vectors on all of them (its cost model's
+// register width); kiln asks for 512 bits where a loop gains from them
+// (lower_kernel.cpp: sums of lane function values).
+bool wide_vector_host(const std::string& features);
+
 struct Emitter {
   llvm::LLVMContext& ctx;
   llvm::Module& mod;
   llvm::IRBuilder<> b;
   std::string cpu, features;  // set as "target-cpu" / "target-features" on every function
+  // 512-bit vectors run at full clock on this CPU (wide_vector_host).
+  bool wide_vectors;
 
   Emitter(llvm::Module& m, std::string cpu_name, std::string feature_string)
       : ctx(m.getContext()), mod(m), b(m.getContext()), cpu(std::move(cpu_name)),
-        features(std::move(feature_string)) {}
+        features(std::move(feature_string)), wide_vectors(wide_vector_host(features)) {}
 
   // Non-zero while a vector variant of a lane function is defined
   // (vector_variants.cpp): the types below are then vectors of this many

@@ -21,6 +21,7 @@
 // log_softmax -6%, softmax +6% (its exp loop is now 8 lanes wide, not 4:
 // 1.2-1.3x faster); rows narrower than one vector, all remainder, run
 // 1.2-1.35x slower through the calls (bench/README.md).
+#include <algorithm>
 #include <functional>
 #include <string>
 
@@ -101,13 +102,17 @@ llvm::Value* call_lane_fn(Emitter& e, const LaneFn& fn, llvm::ArrayRef<llvm::Val
 // vectorizer considers for a loop over floats: a function that computes in
 // double then splits each operation over two registers, as the inline body
 // did (8 lanes of pow: two independent chains per iteration, where 4 lanes
-// ran 1.5x slower, bound by the polynomial's latency).
+// ran 1.5x slower, bound by the polynomial's latency). The register is
+// 512 bits wide where those run at full clock (wide_vector_host), whatever
+// width the vectorizer plans with: a loop may ask for 16 float lanes.
 void declare_vector_variants(llvm::Module& m, const llvm::TargetMachine& tm) {
   const llvm::Function* kernel = defined_function(m);
   if (!kernel) return;
-  const uint64_t register_bits =
-      tm.getTargetTransformInfo(*kernel).getRegisterBitWidth(llvm::TargetTransformInfo::RGK_FixedWidthVector).getFixedValue();
   Emitter e = emitter_for(m);
+  const llvm::TargetTransformInfo tti = tm.getTargetTransformInfo(*kernel);
+  const uint64_t planned =
+      tti.getRegisterBitWidth(llvm::TargetTransformInfo::RGK_FixedWidthVector).getFixedValue();
+  const uint64_t register_bits = std::max<uint64_t>(e.wide_vectors ? 512 : 0, planned);
   for (const LaneFn* fn : all_lane_fns()) {
     llvm::Function* twin = m.getFunction(fn->twin);
     if (!twin || twin->use_empty()) continue;
