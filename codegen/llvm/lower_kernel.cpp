@@ -606,6 +606,30 @@ class Lowering {
     b.SetInsertPoint(exit);
   }
 
+  // Visits the values an innermost loop's statements store or accumulate
+  // and every value they are computed from, each once, until visit returns
+  // true (then true). A loop holding a loop visits nothing, and so does one
+  // that accumulates unless `accumulations`.
+  template <class Visit>
+  bool any_value(const Stmt& s, bool accumulations, Visit visit) const {
+    std::vector<ValueId> stack;
+    for (const Stmt& c : s.body) {
+      if (c.kind == StmtKind::Loop || (c.kind == StmtKind::AccUpdate && !accumulations)) return false;
+      if (c.value >= 0) stack.push_back(c.value);
+    }
+    std::vector<bool> seen(k_.values.size());
+    while (!stack.empty()) {
+      const ValueId id = stack.back();
+      stack.pop_back();
+      if (id < 0 || seen[id]) continue;
+      seen[id] = true;
+      const jit::Value& v = k_.values[id];
+      if (visit(v)) return true;
+      for (ValueId a : v.args) stack.push_back(a);
+    }
+    return false;
+  }
+
   // What an innermost loop that accumulates nothing computes, found in one
   // walk of its values (a width or a folded tail of its own in a loop that
   // sums would change the order of the sum from the unfused kernel's, which
@@ -617,24 +641,19 @@ class Lowering {
   };
   MapBody map_body(const Stmt& s) const {
     MapBody r;
-    std::vector<ValueId> stack;
-    for (const Stmt& c : s.body) {
-      if (c.kind == StmtKind::Loop || c.kind == StmtKind::AccUpdate) return {};
-      if (c.value >= 0) stack.push_back(c.value);
-    }
-    std::vector<bool> seen(k_.values.size());
-    while (!stack.empty() && !(r.calls_libm && r.philox && r.lane_math)) {
-      const ValueId id = stack.back();
-      stack.pop_back();
-      if (id < 0 || seen[id]) continue;
-      seen[id] = true;
-      const jit::Value& v = k_.values[id];
+    any_value(s, false, [&](const jit::Value& v) {
       r.calls_libm = r.calls_libm || calls_libm(v);
       r.philox = r.philox || v.op == VOp::Philox;
       r.lane_math = r.lane_math || calls_lane_fn(v);
-      for (ValueId a : v.args) stack.push_back(a);
-    }
+      return r.calls_libm && r.philox && r.lane_math;
+    });
     return r;
+  }
+
+  // Whether the values an innermost loop stores or accumulates call a
+  // float32 math lane function, the Philox generator aside.
+  bool evaluates_float_math(const Stmt& s) const {
+    return any_value(s, true, [](const jit::Value& v) { return calls_lane_fn(v) && v.op != VOp::Philox; });
   }
 
   // A loop whose extent is min(c, ...) for a small constant c (a tile).
@@ -644,28 +663,6 @@ class Lowering {
     for (int j = 0; j < 2; ++j) {
       const jit::Value& a = k_.values[x.args[j]];
       if (a.op == VOp::IntConst && a.i <= 64) return true;
-    }
-    return false;
-  }
-
-  // Whether the values an innermost loop stores or accumulates call a
-  // float32 math lane function, the Philox generator aside (map_body's
-  // walk, accumulations included).
-  bool evaluates_float_math(const Stmt& s) const {
-    std::vector<ValueId> stack;
-    for (const Stmt& c : s.body) {
-      if (c.kind == StmtKind::Loop) return false;
-      if (c.value >= 0) stack.push_back(c.value);
-    }
-    std::vector<bool> seen(k_.values.size());
-    while (!stack.empty()) {
-      const ValueId id = stack.back();
-      stack.pop_back();
-      if (id < 0 || seen[id]) continue;
-      seen[id] = true;
-      const jit::Value& v = k_.values[id];
-      if (calls_lane_fn(v) && v.op != VOp::Philox) return true;
-      for (ValueId a : v.args) stack.push_back(a);
     }
     return false;
   }
