@@ -38,9 +38,9 @@ namespace kiln::codegen::llvmcg {
 // string) runs 512-bit vector code at full clock: AVX-512 with AVX512_VBMI2,
 // which Ice Lake and later Intel cores and AMD's Zen 4 and later have and
 // the Skylake and Cascade Lake servers, which slow their clock under 512-bit
-// work, lack. LLVM plans 256-bit vectors on all of them (its cost model's
-// register width); kiln asks for 512 bits where a loop gains from them
-// (lower_kernel.cpp: sums of lane function values).
+// work, lack. LLVM's cost model plans 256-bit vectors on most of them
+// (Sapphire Rapids included); kiln asks for 512 bits where a loop gains from
+// them (lower_kernel.cpp: sums of lane function values).
 bool wide_vector_host(const std::string& features);
 
 struct Emitter {
