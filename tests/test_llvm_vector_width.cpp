@@ -1,9 +1,10 @@
-// The vector width of a float32 sum of lane function values (softmax's
-// exp(x - max) summed in float64; codegen/llvm/lower_kernel.cpp): 16 lanes,
-// one vector a step, where the host runs 512-bit vectors at full clock
-// (AVX-512 with AVX512_VBMI2), LLVM's own choice elsewhere. The oracles: the
-// host's features as the backend's target id lists them, and libm's exp
-// summed in double.
+// The vector widths codegen/llvm/lower_kernel.cpp chooses where the host
+// runs 512-bit vectors at full clock (AVX-512 with AVX512_VBMI2), LLVM's own
+// choice elsewhere: a float32 sum of lane function values (softmax's
+// exp(x - max) summed in float64) 16 lanes, one vector a step; a loop that
+// only moves float32 values (a row maximum, a subtraction of a row's log)
+// 16 lanes, two vectors a step. The oracles: the host's features as the
+// backend's target id lists them, libm's exp and log in double, std::max.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -69,6 +70,109 @@ TEST_CASE("llvm: a float32 sum of exp values runs 16 lanes a step where 512-bit 
       for (int64_t x = 0; x < cols; ++x) want += std::exp(static_cast<double>(a.as<float>()[y * cols + x]));
       CAPTURE(cols);
       CHECK(o.as<double>()[y] == doctest::Approx(want).epsilon(1e-6));
+    }
+  }
+}
+
+namespace {
+
+// out[r] = max_j in[r * p1 + j], r < p0.
+jit::Kernel row_max() {
+  KB kb("row_max");
+  const int in = kb.buffer(kFloat32, false), out = kb.buffer(kFloat32, true);
+  const int acc = kb.acc(jit::Combiner::Max, kFloat32);
+  const ValueId r = kb.idx(0), j = kb.idx(1);
+  const ValueId v = kb.load(in, kb.add(kb.mul(r, kb.param(1)), j));
+  kb.k.body.push_back(loop(0, kb.param(0), true,
+                           {acc_init(acc), loop(1, kb.param(1), false, {acc_update(acc, v)}),
+                            store(out, r, kb.val(VOp::AccRead, kFloat32, {}, acc))}));
+  return kb.k;
+}
+
+// log_softmax's shape: s = sum_j in[r, j] in float64, then
+// out[r, j] = in[r, j] - log(float(s)): the log is the same for a whole row.
+jit::Kernel shift_by_log_of_sum() {
+  KB kb("shift_by_log_of_sum");
+  const int in = kb.buffer(kFloat32, false), out = kb.buffer(kFloat32, true);
+  const int acc = kb.acc(jit::Combiner::Sum, kFloat64);
+  const ValueId r = kb.idx(0), j = kb.idx(1), j2 = kb.idx(2);
+  const ValueId at = kb.add(kb.mul(r, kb.param(1)), j), at2 = kb.add(kb.mul(r, kb.param(1)), j2);
+  const ValueId sum = kb.val(VOp::AccRead, kFloat64, {}, acc);
+  const ValueId log = kb.val(VOp::Log, kFloat32, {kb.val(VOp::Cast, kFloat32, {sum})});
+  const ValueId wide = kb.val(VOp::Cast, kFloat64, {kb.load(in, at)});
+  const ValueId shifted = kb.val(VOp::Sub, kFloat32, {kb.load(in, at2), log});
+  kb.k.body.push_back(loop(0, kb.param(0), true,
+                           {acc_init(acc), loop(1, kb.param(1), false, {acc_update(acc, wide)}),
+                            loop(2, kb.param(1), false, {store(out, at2, shifted)})}));
+  return kb.k;
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("llvm: a float32 row maximum runs 2 x 16 lanes a step where 512-bit vectors run at full clock") {
+  KILN_SKIP_WITHOUT_LLVM();
+  const codegen::CompiledKernel ck = be().compile(row_max(), true);
+  REQUIRE(static_cast<bool>(ck.fn));
+  const bool wide = host_runs_wide_vectors();
+  CAPTURE(be().target_id());
+  CAPTURE(ck.llvm_ir);
+  // LLVM's own choice is 4 x 8 lanes (256-bit vectors) on these hosts
+  if (wide) {
+    CHECK(count(ck.llvm_ir, "load <16 x float>") == 2);
+    CHECK(count(ck.llvm_ir, "load <8 x float>") == 0);
+  } else {
+    CHECK(count(ck.llvm_ir, "load <16 x float>") == 0);
+  }
+  // rows of 1, 15, 31, 32 (one step), 33, 100 and 1000 elements; row 1 holds
+  // a NaN, row 2 only -0 and +0 (max is +0)
+  for (int64_t cols : {1, 15, 31, 32, 33, 100, 1000}) {
+    const int64_t rows = 3;
+    Buf a(kFloat32, static_cast<size_t>(rows * cols)), o(kFloat32, rows);
+    float* x = a.as<float>();
+    for (int64_t i = 0; i < rows * cols; ++i) x[i] = std::sin(0.37f * static_cast<float>(i)) * 4.0f;
+    x[cols + cols / 2] = NAN;
+    for (int64_t i = 0; i < cols; ++i) x[2 * cols + i] = i % 3 == 1 ? 0.0f : -0.0f;
+    run(ck.fn, {&a, &o}, {rows, cols}, 0, rows);
+    CAPTURE(cols);
+    float want = x[0];
+    for (int64_t i = 1; i < cols; ++i) want = std::max(want, x[i]);
+    CHECK(o.as<float>()[0] == want);
+    CHECK(std::isnan(o.as<float>()[1]));
+    CHECK(o.as<float>()[2] == 0.0f);
+    CHECK(std::signbit(o.as<float>()[2]) == (cols == 1));
+  }
+}
+
+TEST_CASE("llvm: a loop that subtracts a row's log runs as wide as a plain subtraction (the log is not in the loop)") {
+  KILN_SKIP_WITHOUT_LLVM();
+  const codegen::CompiledKernel ck = be().compile(shift_by_log_of_sum(), true);
+  REQUIRE(static_cast<bool>(ck.fn));
+  const bool wide = host_runs_wide_vectors();
+  CAPTURE(be().target_id());
+  CAPTURE(ck.llvm_ir);
+  // the sum: 8 lanes x 2 (a float64 sum of float32 values); the subtraction:
+  // 16 lanes x 2 where wide (one vector a step, as for a loop that evaluates
+  // math, before the log's row invariance was seen)
+  if (wide) CHECK(count(ck.llvm_ir, "load <16 x float>") == 2);
+  for (int64_t cols : {1, 5, 16, 33, 100, 1000}) {
+    const int64_t rows = 3;
+    Buf a(kFloat32, static_cast<size_t>(rows * cols)), o(kFloat32, static_cast<size_t>(rows * cols));
+    const float* x = a.as<float>();
+    for (int64_t i = 0; i < rows * cols; ++i) a.as<float>()[i] = 1.5f + std::sin(0.37f * static_cast<float>(i));
+    run(ck.fn, {&a, &o}, {rows, cols}, 0, rows);
+    CAPTURE(cols);
+    for (int64_t y = 0; y < rows; ++y) {
+      double s = 0;
+      for (int64_t i = 0; i < cols; ++i) s += x[y * cols + i];
+      const float l = std::log(static_cast<float>(s));
+      for (int64_t i = 0; i < cols; ++i)
+        CHECK(o.as<float>()[y * cols + i] == doctest::Approx(x[y * cols + i] - l).epsilon(1e-6));
     }
   }
 }
