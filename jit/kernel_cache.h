@@ -46,7 +46,7 @@ namespace kiln::jit {
 // or vector multiply needs the DAG's combines; 18: float32 math sums in
 // 16 lanes where 512-bit vectors run at full clock), so objects compiled by
 // an older kiln are rebuilt, never loaded.
-inline constexpr uint32_t kDiskCacheVersion = 19;
+inline constexpr uint32_t kDiskCacheVersion = 20;
 inline constexpr size_t kDiskCacheHeaderSize = 32;
 
 // The compiled function for k: from memory, from disk, or compiled now
