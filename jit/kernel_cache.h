@@ -44,8 +44,10 @@ namespace kiln::jit {
 // simplification; 16: fast instruction selection in vectorized kernels, the
 // machine scheduler only for long loops; 17: not where a constant division
 // or vector multiply needs the DAG's combines; 18: float32 math sums in
-// 16 lanes where 512-bit vectors run at full clock), so objects compiled by
-// an older kiln are rebuilt, never loaded.
+// 16 lanes where 512-bit vectors run at full clock; 19: float32 moves 2 x 16
+// lanes there, row-invariant math not counted as a loop's; 20: float32 exp
+// loops 16 lanes there), so objects compiled by an older kiln are rebuilt,
+// never loaded.
 inline constexpr uint32_t kDiskCacheVersion = 20;
 inline constexpr size_t kDiskCacheHeaderSize = 32;
 
