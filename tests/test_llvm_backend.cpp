@@ -935,9 +935,12 @@ TEST_CASE("llvm: a float32 exp loop vectorizes, IR and asm dumps") {
   CHECK(ck.llvm_ir.find("define") != std::string::npos);
   CHECK(ck.llvm_ir.find(" x float>") != std::string::npos);  // vector types in the IR
   // the vector loop inlined exp's vector variant (no call of one remains, no
-  // declaration either); the scalar remainder calls the twin
+  // declaration either); the scalar remainder calls the twin, unless the
+  // row's last vector is masked instead (16 lanes where 512-bit vectors run
+  // at full clock: test_llvm_vector_width.cpp)
   CHECK(ck.llvm_ir.find("kiln.exp.f32.v") == std::string::npos);
-  CHECK(ck.llvm_ir.find("call float @kiln_rt_expf(") != std::string::npos);
+  CHECK((ck.llvm_ir.find("call float @kiln_rt_expf(") != std::string::npos) !=
+        (ck.llvm_ir.find("@llvm.masked.load") != std::string::npos));
   CHECK(ck.llvm_ir.find("x float> @llvm.fma.") != std::string::npos);
   const bool wide = ck.assembly.find("zmm") != std::string::npos ||
                     ck.assembly.find("ymm") != std::string::npos;
