@@ -4,8 +4,9 @@
 // exp(x - max) summed in float64) 16 lanes, one vector a step; a loop that
 // only moves float32 values (a row maximum, a subtraction of a row's log)
 // 16 lanes, two vectors a step; a loop whose only math is float32 exp 16
-// lanes, its last partial vector masked. The oracles: the host's features as the backend's target id lists
-// them, libm's exp and log in double, std::max.
+// lanes, its last partial vector masked. The oracles: the host's features
+// as the backend's target id lists them, libm's exp and log in double,
+// std::max.
 #include <doctest/doctest.h>
 
 #include <cmath>

@@ -40,7 +40,8 @@ namespace kiln::codegen::llvmcg {
 // the Skylake and Cascade Lake servers, which slow their clock under 512-bit
 // work, lack. LLVM's cost model plans 256-bit vectors on most of them
 // (Sapphire Rapids included); kiln asks for 512 bits where a loop gains from
-// them (lower_kernel.cpp: sums of lane function values).
+// them (lower_kernel.cpp: sums of lane function values, loops that only
+// move float32 values, loops whose only math is float32 exp).
 bool wide_vector_host(const std::string& features);
 
 struct Emitter {

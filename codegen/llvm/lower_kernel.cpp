@@ -568,11 +568,17 @@ class Lowering {
     // run (callgrind: x * 2 8.60 -> 7.93 M, x.amax(1) 15.2 -> 13.4 M,
     // softmax 37.2 -> 34.8 M; 1 thread, same process, alternating: amax
     // [256, 1024] 0.94x the time, softmax [256, 100] 0.83x, [64, 4096]
-    // 0.97x, x * 2 the same). A max or a min is the same in any lane order.
-    const MapBody computes = map_body(s);
+    // 0.97x, x * 2 the same). A max or a min is the same in any lane order;
+    // a loop that sums never counts as a move.
+    // The walks below see only what changes from one iteration to the next
+    // (varying_in, found once per innermost loop).
+    const bool innermost =
+        std::none_of(s.body.begin(), s.body.end(), [](const Stmt& c) { return c.kind == StmtKind::Loop; });
+    const std::vector<bool> varying = innermost ? varying_in(s) : std::vector<bool>();
+    const MapBody computes = map_body(s, varying);
     const bool widening = widening_reduction(s);
-    const bool wide_lane_sum = widening && e_.wide_vectors && evaluates_float_math(s);
-    const bool wide_move = e_.wide_vectors && !widening && !short_loop(s) && moves_float32_only(s);
+    const bool wide_lane_sum = widening && e_.wide_vectors && evaluates_float_math(s, varying);
+    const bool wide_move = e_.wide_vectors && !short_loop(s) && moves_float32_only(s, varying);
     const int interleave =
         wide_lane_sum ? 1 : widening || wide_move ? 2 : (short_loop(s) || computes.lane_math) ? 1 : 0;
     // A loop calling libm (float64 math) runs the calls one lane at a time,
@@ -634,19 +640,18 @@ class Lowering {
 
   // Visits the values an innermost loop's statements store or accumulate
   // and every value they are computed from that changes from one iteration
-  // to the next (varying_in), each once, until visit returns true (then
-  // true). What does not change (a row's statistics, the log of a row's sum
+  // to the next (`varying`, varying_in(s)), each once, until visit returns
+  // true (then true). What does not change (a row's statistics, the log of a row's sum
   // in log_softmax's last loop) is hoisted out of the loop and costs the
   // loop nothing. A loop holding a loop visits nothing, and so does one that
   // accumulates unless `accumulations`.
   template <class Visit>
-  bool any_value(const Stmt& s, bool accumulations, Visit visit) const {
+  bool any_value(const Stmt& s, const std::vector<bool>& varying, bool accumulations, Visit visit) const {
     std::vector<ValueId> stack;
     for (const Stmt& c : s.body) {
       if (c.kind == StmtKind::Loop || (c.kind == StmtKind::AccUpdate && !accumulations)) return false;
       if (c.value >= 0) stack.push_back(c.value);
     }
-    const std::vector<bool> varying = varying_in(s);
     std::vector<bool> seen(k_.values.size());
     while (!stack.empty()) {
       const ValueId id = stack.back();
@@ -690,28 +695,29 @@ class Lowering {
     bool lane_math = false;   // a lane function (calls_lane_fn)
     bool math_in_double = false;  // one other than float32 exp (float_math.cpp)
   };
-  MapBody map_body(const Stmt& s) const {
+  MapBody map_body(const Stmt& s, const std::vector<bool>& varying) const {
     MapBody r;
-    any_value(s, false, [&](const jit::Value& v) {
+    any_value(s, varying, false, [&](const jit::Value& v) {
       r.calls_libm = r.calls_libm || calls_libm(v);
       r.philox = r.philox || v.op == VOp::Philox;
       const bool lane = calls_lane_fn(v);
       r.lane_math = r.lane_math || lane;
       r.math_in_double = r.math_in_double || (lane && v.op != VOp::Philox && v.op != VOp::Exp);
-      return r.calls_libm && r.philox && r.lane_math && r.math_in_double;
+      return r.calls_libm && r.philox && r.math_in_double;  // lane_math too, then
     });
     return r;
   }
 
   // Whether the values an innermost loop stores or accumulates call a
   // float32 math lane function, the Philox generator aside.
-  bool evaluates_float_math(const Stmt& s) const {
-    return any_value(s, true, [](const jit::Value& v) { return calls_lane_fn(v) && v.op != VOp::Philox; });
+  bool evaluates_float_math(const Stmt& s, const std::vector<bool>& varying) const {
+    return any_value(s, varying, true,
+                     [](const jit::Value& v) { return calls_lane_fn(v) && v.op != VOp::Philox; });
   }
 
   // Whether an innermost loop only loads and stores float32 buffers, computes
   // no lane function, and accumulates at most a float32 max or min.
-  bool moves_float32_only(const Stmt& s) const {
+  bool moves_float32_only(const Stmt& s, const std::vector<bool>& varying) const {
     for (const Stmt& c : s.body) {
       if (c.kind == StmtKind::Loop) return false;
       if (c.kind == StmtKind::Store && k_.buffers[c.buffer].dtype != DType::Float32) return false;
@@ -720,7 +726,7 @@ class Lowering {
         if ((a.combiner != Combiner::Max && a.combiner != Combiner::Min) || a.dtype != DType::Float32) return false;
       }
     }
-    return !any_value(s, true, [&](const jit::Value& v) {
+    return !any_value(s, varying, true, [&](const jit::Value& v) {
       return calls_lane_fn(v) || calls_libm(v) || (v.op == VOp::Load && k_.buffers[v.a].dtype != DType::Float32);
     });
   }
