@@ -439,13 +439,49 @@ Tensor Tensor::min(SourceLoc loc) const {
   autograd::relabel(r, GradFn::MinBackward1);
   return r;
 }
+// The position of the first extreme of t (rank >= 1) along dim d, given the
+// extreme m in keepdim form: the smallest position whose element equals m,
+// or where m is NaN (a NaN wins a max) the first NaN. As the reference's
+// ArgMax (the first element no later one beats; -0 and +0 are equal there
+// and equal here). An int64 min over positions vectorizes after the
+// extreme's own vectorized pass, where a reduction keeping a position ran
+// one element at a time (argmax(1) of [1024, 1024] 10x slower). Positions
+// the row does not hold are INT64_MAX, not the row's length, so that the
+// kernel stays shape-generic.
+static Tensor first_extreme_position(const Tensor& t, const Tensor& m, int64_t d, bool keepdim, const char* name) {
+  AutoGradMode no_grad(false);
+  const int64_t n = t.sizes()[static_cast<size_t>(d)];
+  const Tensor pos = laid_along(arange(n, TensorOptions().dtype(DType::Int64).device(t.device())), d, t.sizes());
+  Tensor hit = t == m;
+  if (is_floating_point(t.dtype())) hit = hit.logical_or(m.isnan().logical_and(t.isnan()));
+  const Tensor cand = where(hit, pos, Scalar(std::numeric_limits<int64_t>::max()));
+  return reduce(cand, Op::Min, {d}, keepdim, DType::Int64, DType::Int64, name);
+}
+
+// The extreme of t along d and its first position. Along fewer than
+// kPositionPassMinLength elements (a pooling window's row) one reduction
+// keeping its position costs less than a second pass and a stored extreme.
+constexpr int64_t kPositionPassMinLength = 16;
+static std::pair<Tensor, Tensor> extreme_and_position(const Tensor& t, int64_t d, bool keepdim, bool max, const char* name) {
+  if (t.dim() == 0 || t.sizes()[static_cast<size_t>(d)] < kPositionPassMinLength)
+    return {reduce(t, max ? Op::Max : Op::Min, {d}, keepdim, t.dtype(), t.dtype(), name),
+            reduce(t, max ? Op::ArgMax : Op::ArgMin, {d}, keepdim, t.dtype(), DType::Int64, name)};
+  Tensor m = reduce(t, max ? Op::Max : Op::Min, {d}, true, t.dtype(), t.dtype(), name);
+  Tensor values = m;
+  if (!keepdim) {
+    Shape s = t.sizes();
+    s.erase(s.begin() + d);
+    values = make_tensor(reshape_node(m.impl()->node(), s));
+  }
+  return {values, first_extreme_position(t, m, d, keepdim, name)};
+}
+
 // values and indices; the gradient goes to the element at the index.
 static std::tuple<Tensor, Tensor> indexed_extremum(const Tensor& t, int64_t d, bool keepdim, bool max) {
   const char* name = max ? "max" : "min";
   Shape nd = normalize_dims({d}, t.dim(), name);
   check_nonempty_dims(t, nd, name);
-  Tensor values = reduce(t, max ? Op::Max : Op::Min, nd, keepdim, t.dtype(), t.dtype(), name);
-  Tensor indices = reduce(t, max ? Op::ArgMax : Op::ArgMin, nd, keepdim, t.dtype(), DType::Int64, name);
+  auto [values, indices] = extreme_and_position(t, nd[0], keepdim, max, name);
   if (auto f = record(max ? GradFn::MaxBackward0 : GradFn::MinBackward0, values, {&t})) {
     f->ints = {t.dim() == 0 ? 0 : nd[0], keepdim};
     f->save(indices);
@@ -467,11 +503,11 @@ static Tensor arg_reduce(const Tensor& t, Op op, std::optional<int64_t> dim, boo
     KILN_CHECK(t.numel() > 0, name, name,
                "(): Expected reduction dim to be specified for input.numel() == 0.");
     Tensor flat = t.reshape({-1});
-    return reduce(flat, op, {0}, false, t.dtype(), DType::Int64, name);
+    return extreme_and_position(flat, 0, false, op == Op::ArgMax, name).second;
   }
   Shape nd = normalize_dims({*dim}, t.dim(), name);
   check_nonempty_dims(t, nd, name);
-  return reduce(t, op, nd, keepdim, t.dtype(), DType::Int64, name);
+  return extreme_and_position(t, nd[0], keepdim, op == Op::ArgMax, name).second;
 }
 Tensor Tensor::argmax(std::optional<int64_t> d, bool keepdim, SourceLoc loc) const {
   const LocScope at(loc);
