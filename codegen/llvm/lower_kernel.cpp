@@ -65,6 +65,10 @@ bool is_vector_math(const jit::Value& v) {
   }
 }
 
+// The float32 lane functions computed in float arithmetic (float_math.cpp);
+// the others widen to double.
+bool in_float_arithmetic(VOp op) { return op == VOp::Exp || op == VOp::Erf; }
+
 // Whether v is computed by a call into libm (elementwise.cpp: float64 math).
 bool calls_libm(const jit::Value& v) {
   return v.op != VOp::Philox && is_vector_math(v) && v.dtype == DType::Float64;
@@ -590,13 +594,14 @@ class Lowering {
     // it on AVX-512 (the counter is 64-bit, Box-Muller computes in double):
     // said up front, the vectorizer costs no other width (a tenth of randn's
     // compile was its planning, most of it weighing every fma at every width).
-    // A loop whose only math is float32 exp (the one lane function computed
-    // in float arithmetic, float_math.cpp; the others widen to double) runs
-    // 16 lanes where 512-bit vectors run at full clock, not the 8 LLVM
+    // A loop whose only math is float32 exp or erf (the lane functions
+    // computed in float arithmetic, float_math.cpp; the others widen to
+    // double) runs 16 lanes where 512-bit vectors run at full clock, not the 8 LLVM
     // picks: the chain relu(a*b + c) * exp(-d) 0.77x the time at [64, 1024],
     // 0.81x at [1024, 4096], x.exp() 0.74x (1 thread, same process,
-    // alternating; before its tail was masked, below). Functions evaluated in
-    // double gain nothing from it (gelu's tanh 0.98x, erf 0.97x,
+    // alternating; before its tail was masked, below; GELU's erf about 0.9x,
+    // and 0.9x the compile time). Functions evaluated in
+    // double gain nothing from it (gelu's tanh 0.98x, erf in double 0.97x,
     // x.sigmoid() * x.log() 1.06x) and cost up to a fifth more to compile.
     const bool wide_exp = e_.wide_vectors && computes.lane_math && !computes.math_in_double &&
                           !computes.calls_libm && !computes.philox && !short_loop(s);
@@ -693,7 +698,7 @@ class Lowering {
     bool calls_libm = false;  // a float64 libm call (calls_libm)
     bool philox = false;      // random numbers
     bool lane_math = false;   // a lane function (calls_lane_fn)
-    bool math_in_double = false;  // one other than float32 exp (float_math.cpp)
+    bool math_in_double = false;  // one other than float32 exp and erf (float_math.cpp)
   };
   MapBody map_body(const Stmt& s, const std::vector<bool>& varying) const {
     MapBody r;
@@ -702,7 +707,7 @@ class Lowering {
       r.philox = r.philox || v.op == VOp::Philox;
       const bool lane = calls_lane_fn(v);
       r.lane_math = r.lane_math || lane;
-      r.math_in_double = r.math_in_double || (lane && v.op != VOp::Philox && v.op != VOp::Exp);
+      r.math_in_double = r.math_in_double || (lane && v.op != VOp::Philox && !in_float_arithmetic(v.op));
       return r.calls_libm && r.philox && r.math_in_double;  // lane_math too, then
     });
     return r;

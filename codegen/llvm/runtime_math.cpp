@@ -11,6 +11,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 
 #include "core/philox.h"
@@ -311,18 +312,23 @@ KILN_TWIN float kiln_rt_log1pf(float v) {
 }
 
 KILN_TWIN float kiln_rt_erff(float v) {
-  using kiln::codegen::llvmcg::kErfcxFit;
-  using kiln::codegen::llvmcg::kErfTaylor;
-  const double d = static_cast<double>(v);
-  const double a = std::fabs(d);
-  const double small = d * horner(d * d, kErfTaylor);
-  const double ac = a > 4.0 ? 4.0 : a;
-  const double t = (ac - 2.5) * (1.0 / 1.5);
-  const double tail = exp_double(-(ac * ac)) * horner(t, kErfcxFit);
-  double big = 1.0 - tail;
-  big = d < 0.0 ? -big : big;
-  const double r = a <= 1.0 ? small : big;
-  return nan_to_itself(v, static_cast<float>(r));
+  using kiln::codegen::llvmcg::kErfcxF;
+  using kiln::codegen::llvmcg::kErfSmallF;
+  auto horner_f = [](float x, const auto& c) {
+    float p = c[0];
+    for (size_t i = 1; i < std::size(c); ++i) p = std::fma(p, x, c[i]);
+    return p;
+  };
+  const float a = std::fabs(v);
+  const float small = std::fma(v, horner_f(v * v, kErfSmallF), v);
+  const float ac = a > 3.92f ? 3.92f : a;
+  const float r = horner_f(ac - 2.5f, kErfcxF);
+  const float hi = ac * ac;
+  const float lo = std::fma(ac, ac, -hi);
+  const float ex = kiln_rt_expf(-hi);
+  const float em = std::fma(-ex, lo, ex);
+  const float big = std::copysign(1.0f - em * r, v);
+  return nan_to_itself(v, a < 1.0f ? small : big);
 }
 
 KILN_TWIN float kiln_rt_tanf(float v) {
