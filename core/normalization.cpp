@@ -65,10 +65,12 @@ void update_running(Tensor& running, const Tensor& value, double momentum) {
 
 }  // namespace
 
+// The biased variance from the mean itself, as var() computes it (the same
+// bits), so the statistics take one reduction of x, not two: a batch norm's
+// column sums read x once fewer.
 Normalized normalize_over(const Tensor& x, const Shape& dims, double eps) {
-  Normalized r{Tensor(), x.mean(dims, true), x.var(dims, false, true)};
-  r.out = (x - r.mean) * (r.var + eps).rsqrt();
-  return r;
+  const Tensor mean = x.mean(dims, true), dev = x - mean, var = (dev * dev).mean(dims, true);
+  return {dev * (var + eps).rsqrt(), mean, var};
 }
 
 Tensor batch_norm(const Tensor& input, Tensor running_mean, Tensor running_var, const Tensor& weight,
