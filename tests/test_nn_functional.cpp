@@ -253,6 +253,14 @@ TEST_CASE("nn: the layers and losses fuse: kernel counts") {
   CHECK(steps(smooth_l1_loss(x, t, Reduction::Sum)) == 1);
   CHECK(steps(binary_cross_entropy_with_logits(x, t)) == 1);
   CHECK(steps(layer_norm(x, {6}, ramp({6}) + 1, ramp({6}, 0.1))) == 1);  // statistics, normalize, affine
+  {  // two reductions of the row: its sum, then its squared deviations' (var from the same mean)
+    const Tensor xs = x.detach();
+    xs.eval();
+    const Tensor ln = layer_norm(xs, {6});
+    const jit::Schedule p = jit::schedule({ln.impl()->storage->node}, jit::ScheduleOptions{});
+    REQUIRE(p.steps.size() == 1);
+    CHECK(p.steps[0].code->ir.accs.size() == 2);
+  }
   const Tensor target = tensor(std::vector<int64_t>{0, 5, 2, 3, 1, 1, 4, 2});
   target.eval();
   // a row kernel (log_softmax and the picked entry), then the batch sum / count
