@@ -3,8 +3,8 @@
 // choice elsewhere: a float32 sum of lane function values (softmax's
 // exp(x - max) summed in float64) 16 lanes, one vector a step; a loop that
 // only moves float32 values (a row maximum, a subtraction of a row's log)
-// 16 lanes, two vectors a step; a loop whose only math is float32 exp or
-// erf (both computed in float arithmetic) 16 lanes, its last partial vector
+// 16 lanes, two vectors a step; a loop whose only math is float32 exp, erf
+// or log (computed in float arithmetic) 16 lanes, its last partial vector
 // masked. The oracles: the host's features
 // as the backend's target id lists them, libm's exp and log in double,
 // std::max.
@@ -13,6 +13,7 @@
 #include <cmath>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "kernel_builder.h"
 
@@ -265,6 +266,44 @@ TEST_CASE("llvm: float32 erf is computed in float arithmetic, 16 lanes with a ma
         // 1.0 at most, 6e-8), which 1 + erf(...) leaves absolute
         const float want = v * 0.5f * (1.0f + std::erf(v * 0.70710678f));
         CHECK(std::fabs(o.as<float>()[i] - want) <= std::fabs(v) * 1.2e-7f);
+      }
+    }
+  }
+}
+
+TEST_CASE("llvm: float32 log is computed in float arithmetic, 16 lanes where 512-bit vectors run at full clock") {
+  KILN_SKIP_WITHOUT_LLVM();
+  KB kb("log_loop");
+  const int in = kb.buffer(kFloat32, false), out = kb.buffer(kFloat32, true);
+  kb.k.body.push_back(loop(0, kb.param(0), true,
+                           {store(out, kb.idx(0), kb.val(VOp::Log, kFloat32, {kb.load(in, kb.idx(0))}))}));
+  const codegen::CompiledKernel ck = be().compile(kb.k, true);
+  REQUIRE(static_cast<bool>(ck.fn));
+  const bool wide = host_runs_wide_vectors();
+  CAPTURE(be().target_id());
+  CAPTURE(ck.llvm_ir);
+  CHECK(ck.llvm_ir.find("double") == std::string::npos);
+  CHECK((ck.llvm_ir.find("fdiv <16 x float>") != std::string::npos) == wide);
+  // denormals, zeros, negatives, inf, NaN, 1 and values around it: within
+  // 1 ulp of libm's logf (the accuracy test measures every function so)
+  const std::vector<float> special = {1e-45f, 3e-39f, 0.0f, -0.0f, -1.0f, INFINITY, -INFINITY, NAN, 1.0f,
+                                      0.99999994f, 1.00000012f, 0.70710677f, 1.41421354f, 2.0f, 3e38f};
+  for (int64_t n : {1, 15, 16, 17, 100, 1000}) {
+    Buf x(kFloat32, static_cast<size_t>(n)), o(kFloat32, static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i)
+      x.as<float>()[i] = i < static_cast<int64_t>(special.size()) ? special[static_cast<size_t>(i)]
+                                                                   : std::exp(std::sin(0.37f * static_cast<float>(i)) * 40.0f);
+    run(ck.fn, {&x, &o}, {n}, 0, n);
+    CAPTURE(n);
+    for (int64_t i = 0; i < n; ++i) {
+      const float v = x.as<float>()[i], got = o.as<float>()[i], want = std::log(v);
+      CAPTURE(v);
+      if (std::isnan(want)) {
+        CHECK(std::isnan(got));
+      } else if (std::isinf(want) || want == 0.0f) {
+        CHECK(got == want);
+      } else {
+        CHECK(std::fabs(got - want) <= std::fabs(want) * 1.2e-7f);
       }
     }
   }

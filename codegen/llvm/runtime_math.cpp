@@ -246,7 +246,27 @@ KILN_TWIN float kiln_rt_expf_via_double(float v) {
   return nan_to_itself(v, r);
 }
 
-KILN_TWIN float kiln_rt_logf(float v) { return log_base(v, kLn2, 1.0); }
+KILN_TWIN float kiln_rt_logf(float v) {
+  using namespace kiln::codegen::llvmcg;
+  const bool sub = v < kMinNormalF;
+  const float xs = sub ? v * 8388608.0f : v;
+  const uint32_t ix = bits_of(xs) - kSqrtHalfBits;
+  const int32_t k = (static_cast<int32_t>(ix) >> 23) - (sub ? 23 : 0);
+  const float f = float_of((ix & 0x007fffffu) + kSqrtHalfBits) - 1.0f;
+  const float s = f / (2.0f + f);
+  const float z = s * s, w = z * z;
+  const float t1 = w * (kLogLg[1] + w * kLogLg[3]);
+  const float t2 = z * (kLogLg[0] + w * kLogLg[2]);
+  const float hfsq = 0.5f * f * f;
+  const float dk = static_cast<float>(k);
+  float r = s * (hfsq + (t2 + t1));
+  r = r + dk * kLn2LoLogF;
+  r = (r - hfsq) + f;
+  r = r + dk * kLn2HiLogF;
+  r = v == 0.0f ? -kInfF : r;
+  r = v == kInfF ? v : r;
+  return v >= 0.0f ? r : nan_to_itself(v, kNanF);
+}
 
 KILN_TWIN float kiln_rt_sinf(float v) {
   const float r = sincos(v, true);

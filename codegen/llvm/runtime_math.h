@@ -28,6 +28,13 @@ inline constexpr float kErfcxF[12] = {-4.402369598e-07f, 1.634873684e-06f,  -3.6
                                       1.453461755e-05f,  -5.959336704e-05f, 2.126638865e-04f,
                                       -7.331336383e-04f, 2.466194797e-03f,  -8.001684211e-03f,
                                       2.493815310e-02f,  -7.434733957e-02f, 2.108063549e-01f};
+// float32 log (float_math.cpp, logf_body): FreeBSD e_logf.c's R(s^2)
+// coefficients Lg1..Lg4 and two-part ln 2.
+inline constexpr float kLogLg[4] = {0.66666662693f, 0.40000972152f, 0.28498786688f, 0.24279078841f};
+inline constexpr float kLn2HiLogF = 6.9313812256e-01f;
+inline constexpr float kLn2LoLogF = 9.0580006145e-06f;
+inline constexpr float kMinNormalF = 1.17549435e-38f;
+inline constexpr uint32_t kSqrtHalfBits = 0x3f3504f3u;  // sqrt(1/2)'s bits
 }  // namespace kiln::codegen::llvmcg
 
 extern "C" {
