@@ -3,14 +3,17 @@
 // choice elsewhere: a float32 sum of lane function values (softmax's
 // exp(x - max) summed in float64) 16 lanes, one vector a step; a loop that
 // only moves float32 values (a row maximum, a subtraction of a row's log)
-// 16 lanes, two vectors a step; a loop whose only math is float32 exp, erf
-// or log (computed in float arithmetic) 16 lanes, its last partial vector
-// masked. The oracles: the host's features
+// 16 lanes, two vectors a step; a loop whose only math is float32 exp, erf,
+// log or sigmoid (computed in float arithmetic) 16 lanes, its last partial
+// vector masked. The oracles: the host's features
 // as the backend's target id lists them, libm's exp and log in double,
 // std::max.
 #include <doctest/doctest.h>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
+#include <cstdlib>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -305,6 +308,43 @@ TEST_CASE("llvm: float32 log is computed in float arithmetic, 16 lanes where 512
       } else {
         CHECK(std::fabs(got - want) <= std::fabs(want) * 1.2e-7f);
       }
+    }
+  }
+}
+
+TEST_CASE("llvm: float32 sigmoid is computed in float arithmetic, within 2 ulp of the float formula with libm's exp") {
+  KILN_SKIP_WITHOUT_LLVM();
+  KB kb("sigmoid_loop");
+  const int in = kb.buffer(kFloat32, false), out = kb.buffer(kFloat32, true);
+  kb.k.body.push_back(loop(0, kb.param(0), true,
+                           {store(out, kb.idx(0), kb.val(VOp::Sigmoid, kFloat32, {kb.load(in, kb.idx(0))}))}));
+  const codegen::CompiledKernel ck = be().compile(kb.k, true);
+  REQUIRE(static_cast<bool>(ck.fn));
+  CAPTURE(ck.llvm_ir);
+  CHECK(ck.llvm_ir.find("double") == std::string::npos);
+  CHECK((ck.llvm_ir.find("fdiv <16 x float>") != std::string::npos) == host_runs_wide_vectors());
+  // 0.5 at 0, 1 and 0 at the infinities, 0 where exp(-x) overflows (as the
+  // formula), NaN itself
+  const std::vector<float> special = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, -88.8f, -87.0f, 20.0f, 1e-7f, -1e-7f};
+  auto ulps = [](float a, float b) {
+    auto key = [](float f) {
+      const int32_t i = std::bit_cast<int32_t>(f);
+      return i < 0 ? static_cast<int64_t>(INT32_MIN) - i : static_cast<int64_t>(i);
+    };
+    return std::llabs(key(a) - key(b));
+  };
+  for (int64_t n : {1, 15, 16, 17, 100, 1000}) {
+    Buf x(kFloat32, static_cast<size_t>(n)), o(kFloat32, static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i)
+      x.as<float>()[i] = i < static_cast<int64_t>(special.size()) ? special[static_cast<size_t>(i)]
+                                                                   : std::sin(0.37f * static_cast<float>(i)) * 30.0f;
+    run(ck.fn, {&x, &o}, {n}, 0, n);
+    CAPTURE(n);
+    for (int64_t i = 0; i < n; ++i) {
+      const float v = x.as<float>()[i], got = o.as<float>()[i], want = 1.0f / (1.0f + std::exp(-v));
+      CAPTURE(v);
+      if (std::isnan(v)) CHECK(std::isnan(got));
+      else CHECK(ulps(got, want) <= 2);
     }
   }
 }

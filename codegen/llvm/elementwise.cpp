@@ -127,9 +127,8 @@ llvm::Value* float_op(Emitter& e, VOp op, llvm::ArrayRef<llvm::Value*> a) {
       return b.CreateSelect(b.CreateFCmpOGT(a[0], zero), one, neg);
     }
     case VOp::Sigmoid: {  // 1 / (1 + exp(-x)), in the compute type as the reference
-      llvm::Value* nx = b.CreateFNeg(a[0]);
-      llvm::Value* ex = dbl ? e.intrinsic(llvm::Intrinsic::exp, {nx}) : emit_expf_via_double(e, nx);
-      return b.CreateFDiv(one, b.CreateFAdd(one, ex));
+      if (!dbl) return emit_sigmoidf(e, a[0]);
+      return b.CreateFDiv(one, b.CreateFAdd(one, e.intrinsic(llvm::Intrinsic::exp, {b.CreateFNeg(a[0])})));
     }
     default: break;
   }

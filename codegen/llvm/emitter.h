@@ -146,9 +146,9 @@ llvm::Value* emit_max_min(Emitter& e, bool is_max, DType t, llvm::Value* a, llvm
 
 // ---- float_math.cpp: float32 in, float32 out, inline and vectorizable ----
 llvm::Value* emit_expf(Emitter& e, llvm::Value* x);  // float arithmetic, <= 1 ulp
-// exp through double, correctly rounded but for midpoint cases (half the speed):
-// for sigmoid, whose float formula would add its own roundings to exp's ulp.
-llvm::Value* emit_expf_via_double(Emitter& e, llvm::Value* x);
+// 1 / (1 + exp(-x)) in float arithmetic with the roundings compensated
+// (within 2 ulp of the float formula with libm's expf).
+llvm::Value* emit_sigmoidf(Emitter& e, llvm::Value* x);
 llvm::Value* emit_logf(Emitter& e, llvm::Value* x);
 llvm::Value* emit_sinf(Emitter& e, llvm::Value* x);
 llvm::Value* emit_cosf(Emitter& e, llvm::Value* x);

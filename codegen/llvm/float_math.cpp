@@ -218,14 +218,18 @@ llvm::FunctionType* float_to_float(Emitter& e) {
   return llvm::FunctionType::get(e.f32(), {e.f32()}, false);
 }
 
-llvm::Value* expf_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
-  // In float arithmetic (16 lanes per AVX-512 vector, not 8): the widening
-  // to double of the other functions made a float exp loop compute-bound at
-  // ~1 ns per element. k = round(x log2 e) from the magic-number sum's bits;
-  // r = x - k ln2 with a two-part ln2 (k * kLn2HiF is exact: 16 + 8 bits);
-  // e^r by Taylor to r^7 (|r| <= 0.347: truncation < 0.1 ulp); 2^k applied as
-  // two exact power-of-two factors so results down to the denormals round once.
-  llvm::Value* v = args[0];
+// e^v in float arithmetic for a float v clamped to [-104, 89] (so that k
+// stays in [-150, 128]: below -104 the result is 0, above 89 inf), as
+// (1 + q) 2^k1 2^k2. k = round(v log2 e) from the magic-number sum's bits;
+// r = v - k ln2 with a two-part ln2 (k * kLn2HiF is exact: 16 + 8 bits);
+// q = e^r - 1 by Taylor to r^7 (|r| <= 0.347: truncation < 0.1 ulp); 2^k as
+// two exact power-of-two factors so results down to the denormals round once.
+struct ExpfParts {
+  llvm::Value* q;
+  llvm::Value* scale1;
+  llvm::Value* scale2;
+};
+ExpfParts expf_parts(Emitter& e, llvm::Value* v) {
   auto& b = e.b;
   constexpr float kMagicF = 12582912.0f;  // 1.5 * 2^23
   constexpr float kLn2HiF = 0.693145751953125f;
@@ -234,7 +238,6 @@ llvm::Value* expf_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
   auto fma = [&](llvm::Value* a, llvm::Value* m, llvm::Value* c) {
     return e.intrinsic(llvm::Intrinsic::fma, {a, m, c});
   };
-  // clamped so that k stays in [-150, 128]: below -104 the result is 0, above 89 inf
   llvm::Value* xc = b.CreateSelect(b.CreateFCmpOGT(v, cf(89.0f)), cf(89.0f), v);
   xc = b.CreateSelect(b.CreateFCmpOLT(xc, cf(-104.0f)), cf(-104.0f), xc);
   llvm::Value* t = fma(xc, cf(1.44269504088896341f), cf(kMagicF));
@@ -244,22 +247,53 @@ llvm::Value* expf_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
   r = fma(k, cf(-kLn2LoF), r);
   llvm::Value* u = cf(1.0f / 5040.0f);
   for (float c : {1.0f / 720.0f, 1.0f / 120.0f, 1.0f / 24.0f, 1.0f / 6.0f, 0.5f}) u = fma(u, r, cf(c));
-  llvm::Value* p = b.CreateFAdd(cf(1.0f), fma(b.CreateFMul(r, r), u, r));
+  llvm::Value* q = fma(b.CreateFMul(r, r), u, r);
   llvm::Value* k1 = b.CreateAShr(ki, e.c32(1));
   llvm::Value* k2 = b.CreateSub(ki, k1);
   auto pow2 = [&](llvm::Value* kk) {
     return b.CreateBitCast(b.CreateShl(b.CreateAdd(kk, e.c32(127)), e.c32(23)), e.f32());
   };
-  llvm::Value* res = b.CreateFMul(b.CreateFMul(p, pow2(k1)), pow2(k2));
+  return {q, pow2(k1), pow2(k2)};
+}
+
+llvm::Value* expf_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
+  // In float arithmetic (16 lanes per AVX-512 vector, not 8): the widening
+  // to double of the other functions made a float exp loop compute-bound at
+  // ~1 ns per element.
+  llvm::Value* v = args[0];
+  auto& b = e.b;
+  const ExpfParts x = expf_parts(e, v);
+  llvm::Value* p = b.CreateFAdd(e.cf(1.0f), x.q);
+  llvm::Value* res = b.CreateFMul(b.CreateFMul(p, x.scale1), x.scale2);
   return nan_to_itself(e, v, res);
 }
 
-llvm::Value* expf_via_double_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
+// 1 / (1 + e^-v) in float arithmetic (the double exp it took ran at half
+// the lanes, 2x PyTorch's time): e^-v as hi + lo (1 + q split exactly:
+// Fast2Sum), 1 + e^-v as hi + lo (TwoSum), the reciprocal of the hi part
+// refined by one Newton step that takes the lo part in. Within 2 ulp of the
+// reference's float formula with libm's expf (which itself rounds three
+// times); 0 where e^-v overflows, as that formula gives.
+llvm::Value* sigmoidf_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
   llvm::Value* v = args[0];
   auto& b = e.b;
-  llvm::Value* d = clamp(e, b.CreateFPExt(v, e.f64()), -200.0, 200.0);
-  llvm::Value* r = b.CreateFPTrunc(exp_double(e, d), e.f32());
-  return nan_to_itself(e, v, r);
+  auto fma = [&](llvm::Value* a, llvm::Value* m, llvm::Value* c) {
+    return e.intrinsic(llvm::Intrinsic::fma, {a, m, c});
+  };
+  llvm::Value* one = e.cf(1.0f);
+  const ExpfParts x = expf_parts(e, b.CreateFNeg(v));
+  llvm::Value* ph = b.CreateFAdd(one, x.q);
+  llvm::Value* pl = b.CreateFAdd(b.CreateFSub(one, ph), x.q);
+  llvm::Value* eh = b.CreateFMul(b.CreateFMul(ph, x.scale1), x.scale2);
+  llvm::Value* el = b.CreateFMul(b.CreateFMul(pl, x.scale1), x.scale2);
+  llvm::Value* dh = b.CreateFAdd(one, eh);
+  llvm::Value* bb = b.CreateFSub(dh, one);
+  llvm::Value* dl = b.CreateFAdd(b.CreateFAdd(b.CreateFSub(one, b.CreateFSub(dh, bb)), b.CreateFSub(eh, bb)), el);
+  llvm::Value* s = b.CreateFDiv(one, dh);
+  llvm::Value* err = b.CreateFSub(fma(b.CreateFNeg(dh), s, one), b.CreateFMul(dl, s));
+  s = fma(s, err, s);
+  s = b.CreateSelect(b.CreateFCmpOEQ(dh, e.cf(std::numeric_limits<float>::infinity())), e.cf(0.0f), s);
+  return nan_to_itself(e, v, s);
 }
 
 // log, log2, log10 of a float: e a + log(m) b from log_parts (a factor 1
@@ -607,9 +641,8 @@ llvm::Value* exp2f_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
 
 const LaneFn kExpF{"kiln.exp.f32", "kiln_rt_expf", reinterpret_cast<void*>(&kiln_rt_expf),
                    float_to_float, expf_body};
-const LaneFn kExpFViaDouble{"kiln.exp.f32.d", "kiln_rt_expf_via_double",
-                            reinterpret_cast<void*>(&kiln_rt_expf_via_double), float_to_float,
-                            expf_via_double_body};
+const LaneFn kSigmoidF{"kiln.sigmoid.f32", "kiln_rt_sigmoidf", reinterpret_cast<void*>(&kiln_rt_sigmoidf),
+                       float_to_float, sigmoidf_body};
 const LaneFn kLogF{"kiln.log.f32", "kiln_rt_logf", reinterpret_cast<void*>(&kiln_rt_logf),
                    float_to_float, logf_body};
 const LaneFn kSinF{"kiln.sin.f32", "kiln_rt_sinf", reinterpret_cast<void*>(&kiln_rt_sinf),
@@ -656,13 +689,13 @@ const LaneFn kAtan2F{"kiln.atan2.f32", "kiln_rt_atan2f", reinterpret_cast<void*>
 }  // namespace
 
 std::vector<const LaneFn*> float_math_lane_fns() {
-  return {&kExpF,  &kExpFViaDouble, &kLogF,   &kSinF,   &kCosF,   &kTanhF,  &kPowF,   &kExpm1F, &kLog1pF,
+  return {&kExpF,  &kSigmoidF, &kLogF,   &kSinF,   &kCosF,   &kTanhF,  &kPowF,   &kExpm1F, &kLog1pF,
           &kErfF,  &kTanF,          &kAsinF,  &kAcosF,  &kAtanF,  &kSinhF,  &kCoshF,  &kAsinhF, &kAcoshF,
           &kAtanhF, &kLog2F,        &kLog10F, &kExp2F,  &kAtan2F};
 }
 
 llvm::Value* emit_expf(Emitter& e, llvm::Value* x) { return call_lane_fn(e, kExpF, {x}); }
-llvm::Value* emit_expf_via_double(Emitter& e, llvm::Value* x) { return call_lane_fn(e, kExpFViaDouble, {x}); }
+llvm::Value* emit_sigmoidf(Emitter& e, llvm::Value* x) { return call_lane_fn(e, kSigmoidF, {x}); }
 llvm::Value* emit_logf(Emitter& e, llvm::Value* x) { return call_lane_fn(e, kLogF, {x}); }
 llvm::Value* emit_sinf(Emitter& e, llvm::Value* x) { return call_lane_fn(e, kSinF, {x}); }
 llvm::Value* emit_cosf(Emitter& e, llvm::Value* x) { return call_lane_fn(e, kCosF, {x}); }

@@ -67,7 +67,9 @@ bool is_vector_math(const jit::Value& v) {
 
 // The float32 lane functions computed in float arithmetic (float_math.cpp);
 // the others widen to double.
-bool in_float_arithmetic(VOp op) { return op == VOp::Exp || op == VOp::Erf || op == VOp::Log; }
+bool in_float_arithmetic(VOp op) {
+  return op == VOp::Exp || op == VOp::Erf || op == VOp::Log || op == VOp::Sigmoid;
+}
 
 // Whether v is computed by a call into libm (elementwise.cpp: float64 math).
 bool calls_libm(const jit::Value& v) {
@@ -594,7 +596,7 @@ class Lowering {
     // it on AVX-512 (the counter is 64-bit, Box-Muller computes in double):
     // said up front, the vectorizer costs no other width (a tenth of randn's
     // compile was its planning, most of it weighing every fma at every width).
-    // A loop whose only math is float32 exp, erf or log (the lane functions
+    // A loop whose only math is float32 exp, erf, log or sigmoid (the lane functions
     // computed in float arithmetic, float_math.cpp; the others widen to
     // double) runs 16 lanes where 512-bit vectors run at full clock, not the 8 LLVM
     // picks: the chain relu(a*b + c) * exp(-d) 0.77x the time at [64, 1024],
@@ -698,7 +700,7 @@ class Lowering {
     bool calls_libm = false;  // a float64 libm call (calls_libm)
     bool philox = false;      // random numbers
     bool lane_math = false;   // a lane function (calls_lane_fn)
-    bool math_in_double = false;  // one other than float32 exp, erf and log (float_math.cpp)
+    bool math_in_double = false;  // one other than float32 exp, erf, log, sigmoid (float_math.cpp)
   };
   MapBody map_body(const Stmt& s, const std::vector<bool>& varying) const {
     MapBody r;

@@ -215,7 +215,12 @@ inline float log_base(float v, double a, double b) {
 
 extern "C" {
 
-KILN_TWIN float kiln_rt_expf(float v) {
+namespace {
+// float_math.cpp's expf_parts: e^v = (1 + q) s1 s2 for v clamped to [-104, 89].
+struct ExpfParts {
+  float q, scale1, scale2;
+};
+inline ExpfParts expf_parts(float v) {
   constexpr float kMagicF = 12582912.0f;
   constexpr float kLn2HiF = 0.693145751953125f;
   constexpr float kLn2LoF = 1.428606765330187045e-06f;
@@ -232,18 +237,35 @@ KILN_TWIN float kiln_rt_expf(float v) {
   u = std::fma(u, r, 1.0f / 24.0f);
   u = std::fma(u, r, 1.0f / 6.0f);
   u = std::fma(u, r, 0.5f);
-  const float p = 1.0f + std::fma(r * r, u, r);
+  const float q = std::fma(r * r, u, r);
   const int32_t k1 = ki >> 1;
   const int32_t k2 = ki - k1;
   auto pow2 = [](int32_t kk) { return float_of(static_cast<uint32_t>(kk + 127) << 23); };
-  const float res = (p * pow2(k1)) * pow2(k2);
+  return {q, pow2(k1), pow2(k2)};
+}
+}  // namespace
+
+KILN_TWIN float kiln_rt_expf(float v) {
+  const ExpfParts x = expf_parts(v);
+  const float p = 1.0f + x.q;
+  const float res = (p * x.scale1) * x.scale2;
   return nan_to_itself(v, res);
 }
 
-KILN_TWIN float kiln_rt_expf_via_double(float v) {
-  const double d = clamp(static_cast<double>(v), -200.0, 200.0);
-  const float r = static_cast<float>(exp_double(d));
-  return nan_to_itself(v, r);
+KILN_TWIN float kiln_rt_sigmoidf(float v) {
+  const ExpfParts x = expf_parts(-v);
+  const float ph = 1.0f + x.q;
+  const float pl = (1.0f - ph) + x.q;
+  const float eh = (ph * x.scale1) * x.scale2;
+  const float el = (pl * x.scale1) * x.scale2;
+  const float dh = 1.0f + eh;
+  const float bb = dh - 1.0f;
+  const float dl = ((1.0f - (dh - bb)) + (eh - bb)) + el;
+  float s = 1.0f / dh;
+  const float err = std::fma(-dh, s, 1.0f) - dl * s;
+  s = std::fma(s, err, s);
+  s = dh == kInfF ? 0.0f : s;
+  return nan_to_itself(v, s);
 }
 
 KILN_TWIN float kiln_rt_logf(float v) {

@@ -39,7 +39,7 @@ inline constexpr uint32_t kSqrtHalfBits = 0x3f3504f3u;  // sqrt(1/2)'s bits
 
 extern "C" {
 float kiln_rt_expf(float x);           // float arithmetic, <= 1 ulp
-float kiln_rt_expf_via_double(float x);  // through double, for sigmoid
+float kiln_rt_sigmoidf(float x);        // float arithmetic, compensated
 float kiln_rt_logf(float x);
 float kiln_rt_sinf(float x);
 float kiln_rt_cosf(float x);
