@@ -106,15 +106,19 @@ constexpr int64_t kColumnBlock = 8;
 constexpr int64_t kColumnMinInner = 16;
 constexpr int64_t kColumnMinElements = 1 << 14;
 constexpr int64_t kColumnSlowChainMinElements = 1 << 11;
-// Whether computing x inline costs transcendental math (a short walk over
-// the nodes without values).
-bool computes_transcendental(const Node* x, int budget = 16) {
+// Whether computing x inline costs transcendental math: a walk over at
+// most `budget` nodes without values, elementwise ops and views only.
+bool computes_transcendental(const Node* x, int& budget) {
   if (has_value(*x) || --budget < 0) return false;
   if (is_transcendental(x->op)) return true;
   if (!is_elementwise(x->op) && !is_view(x->op)) return false;
   for (const NodePtr& in : x->inputs)
     if (computes_transcendental(in.get(), budget)) return true;
   return false;
+}
+bool computes_transcendental(const Node* x) {
+  int budget = 32;
+  return computes_transcendental(x, budget);
 }
 NodePtr blocked_column_reduction(Op op, DType out, const NodePtr& x, const Shape& rdims) {
   if (rdims.size() != 1 || (op != Op::Sum && op != Op::Prod && op != Op::Max && op != Op::Min)) return nullptr;
