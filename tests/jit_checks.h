@@ -74,6 +74,14 @@ inline size_t kernels(const kiln::Tensor& t) {
 inline kiln::Tensor ramp(const kiln::Shape& s, double scale = 1.0) {
   return (kiln::arange(0.0, static_cast<double>(s.numel())).reshape(s) * 0.7 + 0.3).sin() * scale;
 }
+// sin(0.7 i + 0.3) * scale in row-major order computed here in double, then
+// cast to dt: a leaf and a cast, so only the math a test writes is computed
+// by the kernels it checks (ramp's values are themselves computed).
+inline kiln::Tensor sine_leaf(const kiln::Shape& s, kiln::DType dt = kiln::kFloat32, double scale = 1.0) {
+  std::vector<double> v(static_cast<size_t>(s.numel()));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = scale * std::sin(0.7 * static_cast<double>(i) + 0.3);
+  return kiln::tensor(v).reshape(s).to(dt).contiguous();
+}
 inline kiln::Tensor ids(const std::vector<int64_t>& v, const kiln::Shape& s) { return kiln::tensor(v).reshape(s); }
 
 }  // namespace kiln_test

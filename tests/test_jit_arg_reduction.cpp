@@ -18,12 +18,7 @@ using kiln_test::kernels;
 
 namespace {
 
-// sin(0.7 i + 0.3) * scale in row-major order, computed here in double: a leaf.
-Tensor data(const Shape& s, DType dt = kFloat32, double scale = 1.0) {
-  std::vector<double> v(static_cast<size_t>(s.numel()));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = scale * std::sin(0.7 * static_cast<double>(i) + 0.3);
-  return tensor(v).reshape(s).to(dt).contiguous();
-}
+Tensor data(const Shape& s, DType dt = kFloat32, double scale = 1.0) { return kiln_test::sine_leaf(s, dt, scale); }
 
 // Whether any kernel of t's plan keeps a position (an ArgMax / ArgMin node).
 bool keeps_positions(const Tensor& t) {

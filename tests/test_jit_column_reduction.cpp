@@ -19,12 +19,7 @@ using kiln_test::kernels;
 
 namespace {
 
-// sin(0.7 i + 0.3) in row-major order, computed here in double: a leaf.
-Tensor data(const Shape& s) {
-  std::vector<double> v(static_cast<size_t>(s.numel()));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(0.7 * static_cast<double>(i) + 0.3);
-  return tensor(v).reshape(s).to(kFloat32).contiguous();
-}
+Tensor data(const Shape& s, DType dt = kFloat32, double scale = 1.0) { return kiln_test::sine_leaf(s, dt, scale); }
 
 // Whether the first kernel t schedules is a stage of a blocked reduction.
 bool blocked(const Tensor& t) {

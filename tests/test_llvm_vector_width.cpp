@@ -120,6 +120,21 @@ size_t count(const std::string& text, const std::string& what) {
   return n;
 }
 
+// out[i] = op(in[i]) for i < p0, float32, compiled with its IR kept.
+codegen::CompiledKernel unary_loop(const char* name, VOp op) {
+  KB kb(name);
+  const int in = kb.buffer(kFloat32, false), out = kb.buffer(kFloat32, true);
+  kb.k.body.push_back(loop(0, kb.param(0), true, {store(out, kb.idx(0), kb.val(op, kFloat32, {kb.load(in, kb.idx(0))}))}));
+  return be().compile(kb.k, true);
+}
+
+// n inputs: `special` first, then rest(i).
+template <typename Rest>
+void fill(Buf& x, int64_t n, const std::vector<float>& special, Rest rest) {
+  for (int64_t i = 0; i < n; ++i)
+    x.as<float>()[i] = i < static_cast<int64_t>(special.size()) ? special[static_cast<size_t>(i)] : rest(i);
+}
+
 }  // namespace
 
 TEST_CASE("llvm: a float32 row maximum runs 2 x 16 lanes a step where 512-bit vectors run at full clock") {
@@ -276,11 +291,7 @@ TEST_CASE("llvm: float32 erf is computed in float arithmetic, 16 lanes with a ma
 
 TEST_CASE("llvm: float32 log is computed in float arithmetic, 16 lanes where 512-bit vectors run at full clock") {
   KILN_SKIP_WITHOUT_LLVM();
-  KB kb("log_loop");
-  const int in = kb.buffer(kFloat32, false), out = kb.buffer(kFloat32, true);
-  kb.k.body.push_back(loop(0, kb.param(0), true,
-                           {store(out, kb.idx(0), kb.val(VOp::Log, kFloat32, {kb.load(in, kb.idx(0))}))}));
-  const codegen::CompiledKernel ck = be().compile(kb.k, true);
+  const codegen::CompiledKernel ck = unary_loop("log_loop", VOp::Log);
   REQUIRE(static_cast<bool>(ck.fn));
   const bool wide = host_runs_wide_vectors();
   CAPTURE(be().target_id());
@@ -293,9 +304,7 @@ TEST_CASE("llvm: float32 log is computed in float arithmetic, 16 lanes where 512
                                       0.99999994f, 1.00000012f, 0.70710677f, 1.41421354f, 2.0f, 3e38f};
   for (int64_t n : {1, 15, 16, 17, 100, 1000}) {
     Buf x(kFloat32, static_cast<size_t>(n)), o(kFloat32, static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i)
-      x.as<float>()[i] = i < static_cast<int64_t>(special.size()) ? special[static_cast<size_t>(i)]
-                                                                   : std::exp(std::sin(0.37f * static_cast<float>(i)) * 40.0f);
+    fill(x, n, special, [](int64_t i) { return std::exp(std::sin(0.37f * static_cast<float>(i)) * 40.0f); });
     run(ck.fn, {&x, &o}, {n}, 0, n);
     CAPTURE(n);
     for (int64_t i = 0; i < n; ++i) {
@@ -314,11 +323,7 @@ TEST_CASE("llvm: float32 log is computed in float arithmetic, 16 lanes where 512
 
 TEST_CASE("llvm: float32 sigmoid is computed in float arithmetic, within 2 ulp of the float formula with libm's exp") {
   KILN_SKIP_WITHOUT_LLVM();
-  KB kb("sigmoid_loop");
-  const int in = kb.buffer(kFloat32, false), out = kb.buffer(kFloat32, true);
-  kb.k.body.push_back(loop(0, kb.param(0), true,
-                           {store(out, kb.idx(0), kb.val(VOp::Sigmoid, kFloat32, {kb.load(in, kb.idx(0))}))}));
-  const codegen::CompiledKernel ck = be().compile(kb.k, true);
+  const codegen::CompiledKernel ck = unary_loop("sigmoid_loop", VOp::Sigmoid);
   REQUIRE(static_cast<bool>(ck.fn));
   CAPTURE(ck.llvm_ir);
   CHECK(ck.llvm_ir.find("double") == std::string::npos);
@@ -335,9 +340,7 @@ TEST_CASE("llvm: float32 sigmoid is computed in float arithmetic, within 2 ulp o
   };
   for (int64_t n : {1, 15, 16, 17, 100, 1000}) {
     Buf x(kFloat32, static_cast<size_t>(n)), o(kFloat32, static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i)
-      x.as<float>()[i] = i < static_cast<int64_t>(special.size()) ? special[static_cast<size_t>(i)]
-                                                                   : std::sin(0.37f * static_cast<float>(i)) * 30.0f;
+    fill(x, n, special, [](int64_t i) { return std::sin(0.37f * static_cast<float>(i)) * 30.0f; });
     run(ck.fn, {&x, &o}, {n}, 0, n);
     CAPTURE(n);
     for (int64_t i = 0; i < n; ++i) {
