@@ -364,40 +364,109 @@ void partition(const Graph& g, const std::vector<NodePtr>& roots, const Schedule
   }
 }
 
+// What computing n inline costs per element, in cheap operations: each node
+// of its region once (n and the nodes below it neither stored nor with
+// values), an add or a compare 1, costly math (costly_op) 8, random numbers
+// 16, a gather 2, views and constants 0, and each read of memory 1. A node
+// with fewer elements than n (a row's statistic, a reduction) counts as a
+// read: computed once per row, or hoisted out of the loops that broadcast it
+// (what a reduction costs is its own loop's). Stops past `limit` (or 256
+// nodes) and answers limit + 1.
+int64_t recompute_cost(const Node* n, const NodeSet& mat, int64_t limit) {
+  std::vector<const Node*> stack{n}, seen;
+  int64_t cost = 0;
+  while (!stack.empty() && cost <= limit) {
+    const Node* m = stack.back();
+    stack.pop_back();
+    if (std::find(seen.begin(), seen.end(), m) != seen.end()) continue;
+    if (seen.size() >= 256) return limit + 1;
+    seen.push_back(m);
+    if (has_value(*m) || mat.count(m) || (m != n && (reduces(*m) || m->numel() < n->numel()))) {
+      cost += 1;
+      continue;
+    }
+    switch (m->cls()) {
+      case OpClass::Source:
+      case OpClass::View:
+      case OpClass::Transfer: break;
+      case OpClass::Random: cost += 16; break;
+      case OpClass::Index: cost += 2; break;
+      case OpClass::Unary:
+      case OpClass::Binary:
+      case OpClass::Ternary: cost += costly_op(*m) ? 8 : 1; break;
+      case OpClass::Reduce:
+      case OpClass::Contraction:
+      case OpClass::Write:
+      case OpClass::Join:
+      case OpClass::Scan:
+      case OpClass::Sort: return limit + 1;  // never inline here
+    }
+    for (const auto& in : m->inputs) stack.push_back(in.get());
+  }
+  return std::min(cost, limit + 1);
+}
+
+// A value computed in k loop nests (kernels, or reductions' loops inside one
+// kernel) is computed k - 1 times more than once: it is stored once when
+// that extra work exceeds this many cheap operations per element. Low
+// enough to cut the growth of chained layers, high enough that a row kernel
+// keeps recomputing what is cheaper than a round trip through memory
+// (softmax's exp(x - max) in its sum loop and its output loop, a layer
+// norm's output read by a softmax's three loops).
+constexpr int64_t kSharedRecomputeLimit = 32;
+
 // fuse-rows: a reduction runs inside its reader's kernel when exactly one
-// kernel reads it; otherwise it is stored once.
+// kernel reads it; otherwise it is stored once. The same pass stores a value
+// whose recomputation costs more than storing it (kSharedRecomputeLimit):
+// without that, a chain of layers whose outputs each feed two reductions
+// (softmax of softmax, x - x.mean(0) + x.sum(1) repeated) recomputes every
+// earlier layer in every later loop, work and code growing with the square
+// of the depth or faster, and no two layers' kernels alike. One pass from
+// the outputs down: a node's owners (the stored nodes whose kernels compute
+// it) and sites (the loop nests that compute it: stored nodes and
+// reductions computed inline) are final once its consumers are decided.
 void fuse_rows(const Graph& g, NodeSet& mat, CutMap& cuts) {
-  for (bool changed = true; changed;) {
-    changed = false;
-    std::unordered_map<const Node*, NodeSet> owners;
-    for (auto it = g.order.rbegin(); it != g.order.rend(); ++it) {
-      const Node* n = *it;
-      NodeSet& o = owners[n];
-      if (mat.count(n)) {
-        o.insert(n);
-        continue;
-      }
+  std::unordered_map<const Node*, NodeSet> owners, sites;
+  owners.reserve(g.order.size());
+  sites.reserve(g.order.size());
+  for (auto it = g.order.rbegin(); it != g.order.rend(); ++it) {
+    const Node* n = *it;
+    NodeSet& o = owners[n];
+    NodeSet& s = sites[n];
+    if (!mat.count(n)) {
       auto c = g.consumers.find(n);
       if (c != g.consumers.end())
         for (const Node* consumer : c->second) {
-          const NodeSet& co = owners[consumer];
+          const NodeSet& co = owners.at(consumer);
           o.insert(co.begin(), co.end());
-        }
-      if (reduces(*n) && o.size() > 1 && !matmul_recomputed(*n)) {
-        store(mat, cuts, n, Cut::SharedReduction);
-        changed = true;
-        break;
-      }
-      // A reduction cannot be computed inside a Cat part or a write's scatter.
-      if (reduces(*n))
-        for (const Node* owner : o)
-          if (owner->op == Op::Cat || owner->cls() == OpClass::Write) {
-            store(mat, cuts, n, Cut::ReductionInJoin);
-            changed = true;
-            break;
+          if (mat.count(consumer) || reduces(*consumer)) {
+            s.insert(consumer);
+          } else {
+            const NodeSet& cs = sites.at(consumer);
+            s.insert(cs.begin(), cs.end());
           }
-      if (changed) break;
+        }
+      auto in_join = [&] {  // a reduction cannot be computed inside a Cat part or a write's scatter
+        return std::any_of(o.begin(), o.end(), [](const Node* owner) {
+          return owner->op == Op::Cat || owner->cls() == OpClass::Write;
+        });
+      };
+      // A value smaller than a loop nest that reads it is broadcast there:
+      // evaluated once per row (hoisted) or stored by store_broadcast_math.
+      const bool per_element = std::all_of(s.begin(), s.end(), [n](const Node* site) {
+        int64_t extent = site->numel();
+        if (reduces(*site))
+          for (const auto& in : site->inputs) extent = std::max(extent, in->numel());
+        return n->numel() >= extent;
+      });
+      const int64_t extra = static_cast<int64_t>(s.size()) - 1;
+      if (reduces(*n) && o.size() > 1 && !matmul_recomputed(*n)) store(mat, cuts, n, Cut::SharedReduction);
+      else if (reduces(*n) && in_join()) store(mat, cuts, n, Cut::ReductionInJoin);
+      else if (extra > 0 && per_element && (is_elementwise(n->op) || n->cls() == OpClass::Random) &&
+               recompute_cost(n, mat, kSharedRecomputeLimit / extra) * extra > kSharedRecomputeLimit)
+        store(mat, cuts, n, Cut::SharedValue);
     }
+    if (mat.count(n)) o = NodeSet{n};
   }
 }
 
@@ -692,9 +761,8 @@ Schedule schedule(const std::vector<NodePtr>& roots, const ScheduleOptions& opti
   CutMap cuts;
   MatmulReads reads;
   partition(g, roots, options, materialized, cuts, reads);
-  if (options.fusion) fuse_rows(g, materialized, cuts);
   do {
-    if (options.fusion) store_broadcast_math(g, materialized, cuts);
+    if (options.fusion) fuse_rows(g, materialized, cuts), store_broadcast_math(g, materialized, cuts);
   } while (!lower_all(g, materialized, cuts, reads, s.steps));
   if (options.fusion) merge_independent(s.steps, materialized, roots);
   ++counters().schedules;

@@ -92,6 +92,7 @@ enum class Cut : uint8_t {
   Merged,           // outputs over one iteration space that share one kernel
   Staged,           // a stage of a blocked reduction (Node::store): stored by design
   TransposedMath,   // a value with transcendental math read transposed: computed in its own order first
+  SharedValue,      // a value read by several kernels that costs more to recompute than to store
   BroadcastMath,    // costly math a reader broadcasts along an outer dim: computed once, at its own size
   IndexedRead,      // a gather's (scan's) input computed with a reduction: read at positions only its index knows
   Scan,             // a cumsum: its own kernel, a loop carrying the running value
