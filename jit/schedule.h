@@ -4,7 +4,8 @@
 //   partition which nodes are stored to memory ("materialized"); every other
 //             node is computed inline inside the kernels that read it
 //   fuse-rows reductions whose only reader is one kernel over the same rows
-//             run inside that kernel (softmax, var, x - mean: one kernel)
+//             run inside that kernel (softmax, var, x - mean: one kernel);
+//             values costlier to recompute than to store are stored
 //   lower     each materialized node becomes a Step: a Kernel (IR) with its
 //             runtime params, or a library call (matmul)
 //   merge     outputs the caller asked for together that share an iteration
@@ -13,7 +14,9 @@
 // The fusion rule for shared nodes: an elementwise, view or source node read
 // by several kernels is recomputed in each (it is cheap and saves a store and
 // a load); a reduction, matmul, cat or write read by several kernels is
-// computed once and stored.
+// computed once and stored. Elementwise values are stored too where
+// recomputing them costs more than a store (fuse_rows' shared-value rule,
+// store_broadcast_math's broadcast math).
 //
 // Matmul is decided by shape (matmul_inline below). A memory-bound matmul is
 // computed inline as a sum over K, exactly like a Reduce node: a row kernel
