@@ -453,16 +453,18 @@ void fuse_rows(const Graph& g, NodeSet& mat, CutMap& cuts) {
       };
       // A value smaller than a loop nest that reads it is broadcast there:
       // evaluated once per row (hoisted) or stored by store_broadcast_math.
-      const bool per_element = std::all_of(s.begin(), s.end(), [n](const Node* site) {
-        int64_t extent = site->numel();
-        if (reduces(*site))
-          for (const auto& in : site->inputs) extent = std::max(extent, in->numel());
-        return n->numel() >= extent;
-      });
+      auto per_element = [&] {
+        return std::all_of(s.begin(), s.end(), [n](const Node* site) {
+          int64_t extent = site->numel();
+          if (reduces(*site))
+            for (const auto& in : site->inputs) extent = std::max(extent, in->numel());
+          return n->numel() >= extent;
+        });
+      };
       const int64_t extra = static_cast<int64_t>(s.size()) - 1;
       if (reduces(*n) && o.size() > 1 && !matmul_recomputed(*n)) store(mat, cuts, n, Cut::SharedReduction);
       else if (reduces(*n) && in_join()) store(mat, cuts, n, Cut::ReductionInJoin);
-      else if (extra > 0 && per_element && (is_elementwise(n->op) || n->cls() == OpClass::Random) &&
+      else if (extra > 0 && (is_elementwise(n->op) || n->cls() == OpClass::Random) && per_element() &&
                recompute_cost(n, mat, kSharedRecomputeLimit / extra) * extra > kSharedRecomputeLimit)
         store(mat, cuts, n, Cut::SharedValue);
     }
