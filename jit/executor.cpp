@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "codegen/backend.h"
+#include "core/eval_reason.h"
 #include "core/ptr_map.h"
+#include "core/tensor_impl.h"
 #include "jit/dump_files.h"
 #include "jit/inspect.h"
 #include "jit/ir_interpreter.h"
@@ -206,6 +208,20 @@ std::vector<BufferPtr> evaluate(const std::vector<NodePtr>& roots, bool interpre
       if (--slot.readers == 0 && !slot.root) slot.buffer.reset();
     }
   };
+  // A depth-limit evaluation (core/tensor_impl.cpp) runs while the program
+  // goes on building on the same graph: the other tensors it holds (a
+  // layer's statistics, its input) read the values near the graph's
+  // frontier too, and each of them past the limit is evaluated in turn.
+  // Those values keep their buffers as memos (Node::realized), so that
+  // those evaluations read them instead of recomputing every unevaluated
+  // layer behind them; the buffers go with their nodes. Cat parts and
+  // writes are left out (their buffers are written by several steps).
+  const bool memo_frontier = current_eval_reason() == EvalReason::DepthLimit;
+  auto memo = [&](const Step& st) {
+    for (const Node* o : st.outputs)
+      if (o->depth >= kAutoEvalDepth / 2 && !o->realized && o->op != Op::Cat && o->cls() != OpClass::Write)
+        o->realized = slots[o].buffer;
+  };
   // An Assign whose scatter writes into its base's buffer (its copy skipped),
   // and the bases given up so far (see writable_base).
   const Node* in_place = nullptr;
@@ -290,6 +306,7 @@ std::vector<BufferPtr> evaluate(const std::vector<NodePtr>& roots, bool interpre
         if (timed) profile_launch(st, elapsed_ns(t0), bytes_in + bytes_out);
       }
       release_inputs(st);
+      if (memo_frontier) memo(st);
       if (in_place && !st.base_copy && st.outputs[0] == in_place) {
         // The base's buffer now holds the written value and the base is
         // gone: the Assign keeps it as its memo at once, so that a failure

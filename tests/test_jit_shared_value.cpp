@@ -139,3 +139,29 @@ TEST_CASE("jit shared value: cheap shared values and row kernels are not split")
   const jit::Schedule both = plan({ex + 1.0f, ex * 2.0f});
   CHECK(both.steps.size() == 1);
 }
+
+TEST_CASE("jit shared value: past the depth limit, a layer's tensors read the values its first evaluation computed") {
+  // Each intermediate tensor a layer builds past kAutoEvalDepth is evaluated
+  // on its own; the values near the frontier that the first of them computed
+  // are kept (Node::realized), so the others do not recompute the
+  // unevaluated layers behind them (1750 launches for 150 layers, now 175).
+  const Tensor x = sine_leaf({8, 16});
+  auto layers = [&](int n) {
+    Tensor y = x;
+    for (int i = 0; i < n; ++i) {
+      const Tensor m = y.mean(1, true);
+      y = ((y - m) * ((y - m).pow(2).mean(1, true) + 1e-5f).rsqrt()).tanh() + y;
+    }
+    return y;
+  };
+  reset_stats();
+  const std::vector<double> got = layers(90).to_vector<double>();
+  CHECK(stats().evaluations >= 3);  // the depth limit was crossed
+  CHECK(stats().kernels_launched <= 2 * 90);
+  const Evaluator was = evaluator();
+  set_evaluator(Evaluator::Reference);
+  const std::vector<double> want = layers(90).to_vector<double>();
+  set_evaluator(was);
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == doctest::Approx(want[i]).epsilon(1e-4));
+}
