@@ -129,6 +129,7 @@ Ahead compile_ahead(const Schedule& s) {
   std::unordered_set<const KernelCode*>& done = a.done;
   std::vector<KernelCode*> todo;
   std::vector<std::string> keys;  // todo's
+  std::unordered_set<std::string> todo_keys;
   for (const Step& st : s.steps) {
     if (st.kind != StepKind::Kernel || st.code->fn.load(std::memory_order_acquire)) continue;
     if (done.count(st.code.get()) || std::find(todo.begin(), todo.end(), st.code.get()) != todo.end()) continue;
@@ -136,10 +137,11 @@ Ahead compile_ahead(const Schedule& s) {
     if (KernelFn fn = memory_cached_kernel(st.code->ir, key)) {
       st.code->fn.store(fn, std::memory_order_release);
       done.insert(st.code.get());
-    } else {
+    } else if (todo_keys.insert(key).second) {
       todo.push_back(st.code.get());
       keys.push_back(std::move(key));
-    }
+    }  // else the same kernel as an earlier step's (a repeated layer): its
+       // step finds that one's code in the memory cache
   }
   ThreadPool& pool = ThreadPool::instance();
   if (todo.size() < 2 || pool.num_threads() < 2) {

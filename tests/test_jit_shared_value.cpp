@@ -165,3 +165,23 @@ TEST_CASE("jit shared value: past the depth limit, a layer's tensors read the va
   REQUIRE(got.size() == want.size());
   for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == doctest::Approx(want[i]).epsilon(1e-4));
 }
+
+TEST_CASE("jit shared value: kernels compiled side by side are compiled once per distinct kernel") {
+  // A chain's layers schedule steps with equal kernels; compiled ahead on
+  // several threads, each distinct kernel is compiled once, as on one thread.
+  const Tensor x = sine_leaf({24, 40});
+  const int threads = get_num_threads();
+  auto cold_kernels = [&](int n) {
+    set_num_threads(n);
+    jit::clear_schedule_cache();
+    jit::clear_memory_kernel_cache();
+    reset_stats();
+    const std::vector<double> v = centered_chain(x, 8).to_vector<double>();
+    CHECK(v.size() == 24 * 40);
+    return stats().kernels_compiled + stats().cache_hits_disk;
+  };
+  const int64_t one = cold_kernels(1), two = cold_kernels(2);
+  set_num_threads(threads);
+  CHECK(one < 17);  // 8 layers of 2 or more steps share kernels
+  CHECK(two == one);
+}
