@@ -12,7 +12,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -155,6 +157,21 @@ inline bool run_self(const std::vector<std::string>& args, const std::vector<std
   close(fds[0]);
   int status = 0;
   return rc == 0 && waitpid(pid, &status, 0) >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+// run_self with an empty disk cache of its own: KILN_CACHE_DIR a fresh
+// directory (removed afterwards), so the child compiles every kernel cold.
+inline bool run_self_cold(const std::vector<std::string>& args, std::string* out) {
+  char tmpl[] = "/tmp/kiln-bench-cache-XXXXXX";
+  if (!mkdtemp(tmpl)) return false;
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e)
+    if (std::strncmp(*e, "KILN_CACHE_DIR=", 15) != 0) env.emplace_back(*e);
+  env.push_back(std::string("KILN_CACHE_DIR=") + tmpl);
+  const bool ok = run_self(args, &env, out);
+  std::error_code ec;
+  std::filesystem::remove_all(tmpl, ec);
+  return ok;
 }
 
 // The value after "key:" on the first line of a /proc file starting with key.

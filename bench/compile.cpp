@@ -24,8 +24,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <filesystem>
 #include <functional>
 #include <sstream>
 #include <string>
@@ -109,16 +107,8 @@ int child(const std::string& name) {
 
 // Runs the child for `name` on a fresh cache directory; false on failure.
 bool run_child(const std::string& name, long long* kernels, double* seconds) {
-  char tmpl[] = "/tmp/kiln-compile-bench-XXXXXX";
-  if (!mkdtemp(tmpl)) return false;
-  std::vector<std::string> env;
-  for (char** e = environ; *e; ++e)
-    if (std::strncmp(*e, "KILN_CACHE_DIR=", 15) != 0) env.emplace_back(*e);
-  env.push_back(std::string("KILN_CACHE_DIR=") + tmpl);
   std::string text;
-  const bool ok = run_self({"--child", name}, &env, &text);
-  std::error_code ec;
-  std::filesystem::remove_all(tmpl, ec);
+  const bool ok = run_self_cold({"--child", name}, &text);
   std::istringstream is(text);
   std::string tag;
   return ok && is >> tag >> *kernels >> *seconds && tag == "CMP";

@@ -18,8 +18,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <filesystem>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -100,16 +98,8 @@ struct Sample {
 };
 
 bool run_child(const std::string& name, int layers, Sample* out) {
-  char tmpl[] = "/tmp/kiln-deep-graph-bench-XXXXXX";
-  if (!mkdtemp(tmpl)) return false;
-  std::vector<std::string> env;
-  for (char** e = environ; *e; ++e)
-    if (std::strncmp(*e, "KILN_CACHE_DIR=", 15) != 0) env.emplace_back(*e);
-  env.push_back(std::string("KILN_CACHE_DIR=") + tmpl);
   std::string text;
-  const bool ok = run_self({"--child", name, std::to_string(layers)}, &env, &text);
-  std::error_code ec;
-  std::filesystem::remove_all(tmpl, ec);
+  const bool ok = run_self_cold({"--child", name, std::to_string(layers)}, &text);
   std::istringstream is(text);
   std::string tag;
   return ok && is >> tag >> out->cold >> out->compiled >> out->launched >> out->warm >> out->unfused >>
