@@ -65,9 +65,30 @@ inline void check_jit_close(const kiln::Tensor& t, double eps) {
   CHECK(bad == 0);
 }
 
+// The schedule of these tensors' pending graph (nothing compiled or run).
+inline kiln::jit::Schedule plan(const std::vector<kiln::Tensor>& roots) {
+  std::vector<kiln::NodePtr> nodes;
+  for (const kiln::Tensor& t : roots) nodes.push_back(t.impl()->storage->node);
+  return kiln::jit::schedule(nodes, kiln::jit::ScheduleOptions{});
+}
+inline kiln::jit::Schedule plan(const kiln::Tensor& t) { return plan(std::vector<kiln::Tensor>{t}); }
+
+// The ops of the steps t's plan stores for `cut`, in order.
+inline std::vector<kiln::Op> steps_cut_by(const kiln::Tensor& t, kiln::jit::Cut cut) {
+  std::vector<kiln::Op> ops;
+  for (const kiln::jit::Step& s : plan(t).steps)
+    if (s.why.cut == cut) ops.push_back(s.outputs[0]->op);
+  return ops;
+}
+
 // The kernels t's pending graph schedules into.
-inline size_t kernels(const kiln::Tensor& t) {
-  return kiln::jit::schedule({t.impl()->storage->node}, kiln::jit::ScheduleOptions{}).steps.size();
+inline size_t kernels(const kiln::Tensor& t) { return plan(t).steps.size(); }
+
+// Whether the kernel that writes t (its plan's last step) computes op.
+inline bool output_kernel_computes(const kiln::Tensor& t, kiln::jit::VOp op) {
+  for (const kiln::jit::Value& v : plan(t).steps.back().code->ir.values)
+    if (v.op == op) return true;
+  return false;
 }
 
 // sin(0.7 i + 0.3) * scale in row-major order: distinct values of both signs.

@@ -14,26 +14,14 @@ using namespace kiln;
 using kiln_test::check_jit;
 using kiln_test::check_jit_close;
 using kiln_test::kernels;
+using kiln_test::output_kernel_computes;
+using kiln_test::plan;
 using kiln_test::ramp;
 
 namespace {
 
-jit::Schedule plan(const Tensor& t) { return jit::schedule({t.impl()->storage->node}, jit::ScheduleOptions{}); }
-
 // The ops of the steps stored for the broadcast-math rule, in order.
-std::vector<Op> broadcast_math_steps(const Tensor& t) {
-  std::vector<Op> ops;
-  for (const jit::Step& s : plan(t).steps)
-    if (s.why.cut == jit::Cut::BroadcastMath) ops.push_back(s.outputs[0]->op);
-  return ops;
-}
-
-// Whether the kernel that writes t computes op.
-bool output_kernel_computes(const Tensor& t, jit::VOp op) {
-  for (const jit::Value& v : plan(t).steps.back().code->ir.values)
-    if (v.op == op) return true;
-  return false;
-}
+std::vector<Op> broadcast_math_steps(const Tensor& t) { return kiln_test::steps_cut_by(t, jit::Cut::BroadcastMath); }
 
 // Data: ramp's values evaluated (a leaf, so that only the math written in a
 // test is computed inline).

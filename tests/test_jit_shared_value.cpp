@@ -19,38 +19,22 @@ using namespace kiln;
 using kiln_test::check_jit;
 using kiln_test::check_jit_close;
 using kiln_test::kernels;
+using kiln_test::output_kernel_computes;
+using kiln_test::plan;
 using kiln_test::sine_leaf;
 
 namespace {
 
-jit::Schedule plan(const std::vector<Tensor>& roots) {
-  std::vector<NodePtr> nodes;
-  for (const Tensor& t : roots) nodes.push_back(t.impl()->storage->node);
-  return jit::schedule(nodes, jit::ScheduleOptions{});
-}
-
 // The ops of the steps stored for the shared-value rule, in order.
-std::vector<Op> shared_value_steps(const Tensor& t) {
-  std::vector<Op> ops;
-  for (const jit::Step& s : plan({t}).steps)
-    if (s.why.cut == jit::Cut::SharedValue) ops.push_back(s.outputs[0]->op);
-  return ops;
-}
+std::vector<Op> shared_value_steps(const Tensor& t) { return kiln_test::steps_cut_by(t, jit::Cut::SharedValue); }
 
 // The most IR values any one kernel of t's plan has: what a kernel costs to
 // compile grows with it.
 size_t largest_kernel(const Tensor& t) {
   size_t most = 0;
-  for (const jit::Step& s : plan({t}).steps)
+  for (const jit::Step& s : plan(t).steps)
     if (s.kind == jit::StepKind::Kernel) most = std::max(most, s.code->ir.values.size());
   return most;
-}
-
-// Whether the kernel that writes t computes op.
-bool output_kernel_computes(const Tensor& t, jit::VOp op) {
-  for (const jit::Value& v : plan({t}).steps.back().code->ir.values)
-    if (v.op == op) return true;
-  return false;
 }
 
 // y = y - y.mean(0) + y.sum(1) * 0.01, `layers` times: each layer's output
