@@ -47,9 +47,10 @@ namespace kiln::jit {
 // 16 lanes where 512-bit vectors run at full clock; 19: float32 moves 2 x 16
 // lanes there, row-invariant math not counted as a loop's; 20: float32 exp
 // loops 16 lanes there; 21: their tails masked; 22: float32 erf in float
-// arithmetic; 23: float32 log too; 24: and sigmoid), so objects compiled by
+// arithmetic; 23: float32 log too; 24: and sigmoid; 25: sin / cos / tan
+// reduce by Cody-Waite below 2^24, their polynomials by FMA), so objects compiled by
 // an older kiln are rebuilt, never loaded.
-inline constexpr uint32_t kDiskCacheVersion = 24;
+inline constexpr uint32_t kDiskCacheVersion = 25;
 inline constexpr size_t kDiskCacheHeaderSize = 32;
 
 // The compiled function for k: from memory, from disk, or compiled now

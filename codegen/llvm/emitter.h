@@ -101,6 +101,11 @@ struct LaneFn {
 };
 // A call of fn's twin on args (scalars).
 llvm::Value* call_lane_fn(Emitter& e, const LaneFn& fn, llvm::ArrayRef<llvm::Value*> args);
+// Inside a lane function's body: `common` in every lane where `rare` is
+// false; where some lane is rare (an unlikely branch), every lane's value
+// from a call of the twin `twin` (float(float)) on `arg` instead. The twin
+// must compute the common lanes' value bit for bit.
+llvm::Value* twin_where(Emitter& e, const char* twin, llvm::Value* arg, llvm::Value* rare, llvm::Value* common);
 // Before loop vectorization: declares the vector variants of each twin the
 // module calls, for the widths of a loop over floats in tm's vector
 // registers, and lists them on the calls for the vectorizer.

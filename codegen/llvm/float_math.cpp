@@ -19,16 +19,19 @@
 //   log   (in float arithmetic, as exp) x = 2^k (1 + f), s = f / (2 + f),
 //         log(1 + f) = f - f^2/2 + s (f^2/2 + R(s^2)); log2 and log10 in double:
 //         x = 2^e m, m in [sqrt(1/2), sqrt(2)), log m = 2 atanh(s), s = (m-1)/(m+1)
-//   sin, cos  Payne-Hanek-style reduction for every float: x * 2/pi mod 4 from
-//         eight 24-bit pieces of 2/pi (each product exact in double, reduced
-//         mod 4 exactly), summed after removing the quadrant; then Taylor sin /
+//   sin, cos  |x| < 2^24: n = round(|x| 2/pi), r = |x| - n pi/2 by two FMAs
+//         with a two-part pi/2 (the first exact); larger |x| (and inf, NaN) in
+//         a branch only vectors holding such a lane take, through the twin:
+//         a Payne-Hanek-style reduction, x * 2/pi mod 4 from eight 24-bit
+//         pieces of 2/pi (each product exact in double, reduced mod 4
+//         exactly), summed after removing the quadrant; then Taylor sin /
 //         cos on [-pi/4, pi/4]
 //   tanh  expm1(2|x|) / (expm1(2|x|) + 2) with the sign of x
 //   pow   2^(y log2|x|) in double, then the sign / NaN / zero / inf rules
 //   expm1 tanh's expm1 in double; log1p log(1 + x) plus the rounding's term;
 //   erf   (in float arithmetic, as exp) x + x Q(x^2) for |x| < 1, else
 //         1 - e^(-x^2) times a fitted polynomial
-//   tan   sin r / cos r, or -cos r / sin r in odd quadrants, after sin's reduction
+//   tan   sin r / cos r, or -cos r / sin r in odd quadrants, after sin's reductions
 //   atan, atan2, asin, acos  atan of the smaller leg over the larger (two
 //         halvings, then Taylor), mirrored by quadrant; asin / acos are
 //         atan2 with the other leg sqrt((1 - x)(1 + x)), exact in double
@@ -54,6 +57,8 @@ constexpr double kLog2e = 1.4426950408889634;
 constexpr double kLn2 = 0.6931471805599453;
 constexpr double kLn2Hi = 6.93147180369123816490e-01;  // 32 bits: k * kLn2Hi is exact
 constexpr double kLn2Lo = 1.90821492927058770002e-10;
+constexpr double kHalfPiHi = 0x1.921fb54442d18p0;  // pi/2 = kHalfPiHi + kHalfPiLo + O(2^-108)
+constexpr double kHalfPiLo = 0x1.1a62633145c07p-54;
 
 template <typename Coeffs> llvm::Value* horner(Emitter& e, llvm::Value* x, const Coeffs& coeffs) {
   llvm::Value* p = nullptr;
@@ -151,57 +156,60 @@ llvm::Value* odd_in(Emitter& e, llvm::Value* v, llvm::Value* f) {  // f(|v|) wit
   return e.b.CreateSelect(sign_bit(e, v), e.b.CreateFNeg(f), f);
 }
 
-// The reduction of |x| (a float) to r in [-pi/4, pi/4] (double) and the
-// quadrant q (i64, low two bits): |x| = q pi/2 + r (mod 2 pi).
-std::pair<llvm::Value*, llvm::Value*> reduce_quadrant(Emitter& e, llvm::Value* x) {
+// Below this |x| sin, cos and tan reduce by reduce_quadrant_short; a vector
+// with a lane at or above it (or inf, NaN) computes every lane again through
+// the twin, which reduces those lanes the long way (runtime_math.cpp's
+// reduce_quadrant: Payne-Hanek in double).
+constexpr float kShortReductionBelow = 0x1p24f;
+
+// |x| = q pi/2 + r, r in [-pi/4, pi/4] (double), q the quadrant (i64, low
+// two bits), for |x| < 2^24, in a few operations (Cody-Waite with FMA):
+// n = round(|x| 2/pi); |x| - n P1 is exact (both are multiples of 2^-52 and
+// their difference is below 2), n P2 is then subtracted with one rounding,
+// and what is left out, n (pi/2 - P1 - P2), is below 2^-85. The
+// nearest a float below 2^24 comes to a multiple of pi/2 is ~2^-29 away, so r
+// keeps more than 50 correct bits.
+std::pair<llvm::Value*, llvm::Value*> reduce_quadrant_short(Emitter& e, llvm::Value* x) {
   auto& b = e.b;
-  // 2/pi in 24-bit pieces: piece j holds bits 24j+1 .. 24j+24 after the point.
-  static const double kTwoOverPi[8] = {
-      0xA2F983 * 0x1p-24,  0x6E4E44 * 0x1p-48,  0x1529FC * 0x1p-72,  0x2757D1 * 0x1p-96,
-      0xF534DD * 0x1p-120, 0xC0DB62 * 0x1p-144, 0x95993C * 0x1p-168, 0x439041 * 0x1p-192};
   llvm::Value* a = abs_double(e, x);
-  llvm::Value* q[8];
-  llvm::Value* approx = e.cd(0.0);
-  for (int j = 0; j < 8; ++j) {
-    llvm::Value* p = b.CreateFMul(a, e.cd(kTwoOverPi[j]));  // exact: 24 x 24 bits
-    llvm::Value* whole = e.intrinsic(llvm::Intrinsic::floor, {b.CreateFMul(p, e.cd(0.25))});
-    q[j] = b.CreateFSub(p, b.CreateFMul(whole, e.cd(4.0)));  // p mod 4, exact
-    approx = b.CreateFAdd(approx, q[j]);
-  }
-  llvm::Value* t = b.CreateFAdd(approx, e.cd(kMagic));
-  llvm::Value* n = b.CreateFSub(t, e.cd(kMagic));
+  llvm::Value* t = b.CreateFAdd(b.CreateFMul(a, e.cd(0.6366197723675814)), e.cd(kMagic));
+  llvm::Value* minus_n = b.CreateFSub(e.cd(kMagic), t);
   llvm::Value* quadrant = b.CreateAnd(b.CreateBitCast(t, e.i64()), e.c64(3));
-  // the pieces carrying integer bits come first and are summed exactly
-  llvm::Value* frac = b.CreateFSub(q[0], n);
-  for (int j = 1; j < 8; ++j) frac = b.CreateFAdd(frac, q[j]);
-  return {b.CreateFMul(frac, e.cd(1.5707963267948966)), quadrant};
+  llvm::Value* r = e.intrinsic(llvm::Intrinsic::fma, {minus_n, e.cd(kHalfPiHi), a});
+  r = e.intrinsic(llvm::Intrinsic::fma, {minus_n, e.cd(kHalfPiLo), r});
+  return {r, quadrant};
 }
 
-// {sin r, cos r} for a double r in [-pi/4, pi/4]: Taylor to r^15 / r^16.
+// f's value for x: `fast(x)` where |x| < kShortReductionBelow, the twin's
+// elsewhere (see above).
+llvm::Value* short_or_twin(Emitter& e, const char* twin, llvm::Value* x, llvm::Value* fast) {
+  llvm::Value* rare = e.b.CreateFCmpUGE(e.intrinsic(llvm::Intrinsic::fabs, {x}), e.cf(kShortReductionBelow));
+  return twin_where(e, twin, x, rare, fast);
+}
+
+// {sin r, cos r} for a double r in [-pi/4, pi/4]: Taylor to r^13 / r^14
+// (truncation below 3e-14 relative), Horner's steps as FMAs.
 std::pair<llvm::Value*, llvm::Value*> sin_cos_poly(Emitter& e, llvm::Value* r) {
   auto& b = e.b;
+  auto horner_fma = [&](llvm::Value* x, std::initializer_list<double> coeffs) {
+    llvm::Value* p = nullptr;
+    for (double c : coeffs) p = p ? e.intrinsic(llvm::Intrinsic::fma, {p, x, e.cd(c)}) : e.cd(c);
+    return p;
+  };
   llvm::Value* z = b.CreateFMul(r, r);
-  llvm::Value* sp = horner(e, z,
-                           {-1.0 / 1307674368000.0, 1.0 / 6227020800.0, -1.0 / 39916800.0,
-                            1.0 / 362880.0, -1.0 / 5040.0, 1.0 / 120.0, -1.0 / 6.0});
-  llvm::Value* s = b.CreateFAdd(r, b.CreateFMul(b.CreateFMul(r, z), sp));
-  llvm::Value* cp = horner(e, z,
-                           {1.0 / 20922789888000.0, -1.0 / 87178291200.0, 1.0 / 479001600.0,
-                            -1.0 / 3628800.0, 1.0 / 40320.0, -1.0 / 720.0, 1.0 / 24.0, -0.5});
-  llvm::Value* c = b.CreateFAdd(e.cd(1.0), b.CreateFMul(z, cp));
+  llvm::Value* sp = horner_fma(z, {1.0 / 6227020800.0, -1.0 / 39916800.0, 1.0 / 362880.0, -1.0 / 5040.0,
+                                   1.0 / 120.0, -1.0 / 6.0});
+  llvm::Value* s = e.intrinsic(llvm::Intrinsic::fma, {b.CreateFMul(r, z), sp, r});
+  llvm::Value* cp = horner_fma(z, {-1.0 / 87178291200.0, 1.0 / 479001600.0, -1.0 / 3628800.0, 1.0 / 40320.0,
+                                   -1.0 / 720.0, 1.0 / 24.0, -0.5});
+  llvm::Value* c = e.intrinsic(llvm::Intrinsic::fma, {z, cp, e.cd(1.0)});
   return {s, c};
-}
-
-llvm::Value* not_finite_to_nan(Emitter& e, llvm::Value* x, llvm::Value* f) {
-  llvm::Value* finite = e.b.CreateFCmpOLT(e.intrinsic(llvm::Intrinsic::fabs, {x}),
-                                          e.cf(std::numeric_limits<float>::infinity()));
-  return e.b.CreateSelect(finite, f, e.cf(std::numeric_limits<float>::quiet_NaN()));
 }
 
 // sin / cos of a float, by the polynomial for `want_sin`.
 llvm::Value* sincos(Emitter& e, llvm::Value* x, bool want_sin) {
   auto& b = e.b;
-  auto [r, quadrant] = reduce_quadrant(e, x);
+  auto [r, quadrant] = reduce_quadrant_short(e, x);
   auto [s, c] = sin_cos_poly(e, r);
   // sin(|x|): q=0 sin r, 1 cos r, 2 -sin r, 3 -cos r; cos(|x|): q=0 cos, 1 -sin, 2 -cos, 3 sin
   llvm::Value* odd = b.CreateICmpNE(b.CreateAnd(quadrant, e.c64(1)), e.c64(0));
@@ -210,8 +218,7 @@ llvm::Value* sincos(Emitter& e, llvm::Value* x, bool want_sin) {
   llvm::Value* negate = b.CreateICmpNE(b.CreateAnd(qn, e.c64(2)), e.c64(0));
   v = b.CreateSelect(negate, b.CreateFNeg(v), v);
   llvm::Value* f = b.CreateFPTrunc(v, e.f32());
-  if (want_sin) f = odd_in(e, x, f);  // sin is odd
-  return not_finite_to_nan(e, x, f);
+  return want_sin ? odd_in(e, x, f) : f;  // sin is odd; inf and NaN go to the twin
 }
 
 llvm::FunctionType* float_to_float(Emitter& e) {
@@ -345,11 +352,11 @@ llvm::Value* logf_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
 }
 
 llvm::Value* sinf_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
-  return nan_to_itself(e, args[0], sincos(e, args[0], true));
+  return short_or_twin(e, "kiln_rt_sinf", args[0], sincos(e, args[0], true));
 }
 
 llvm::Value* cosf_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
-  return nan_to_itself(e, args[0], sincos(e, args[0], false));
+  return short_or_twin(e, "kiln_rt_cosf", args[0], sincos(e, args[0], false));
 }
 
 llvm::Value* tanhf_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
@@ -507,13 +514,12 @@ llvm::Value* angle(Emitter& e, llvm::Value* y, llvm::Value* x) {
 llvm::Value* tanf_body(Emitter& e, llvm::ArrayRef<llvm::Value*> args) {
   llvm::Value* v = args[0];
   auto& b = e.b;
-  auto [r, quadrant] = reduce_quadrant(e, v);
+  auto [r, quadrant] = reduce_quadrant_short(e, v);
   auto [s, c] = sin_cos_poly(e, r);
   // tan has period pi: tan r in even quadrants, -cot r in odd ones
   llvm::Value* odd = b.CreateICmpNE(b.CreateAnd(quadrant, e.c64(1)), e.c64(0));
   llvm::Value* t = b.CreateSelect(odd, b.CreateFNeg(b.CreateFDiv(c, s)), b.CreateFDiv(s, c));
-  llvm::Value* f = odd_in(e, v, b.CreateFPTrunc(t, e.f32()));
-  return nan_to_itself(e, v, not_finite_to_nan(e, v, f));
+  return short_or_twin(e, "kiln_rt_tanf", v, odd_in(e, v, b.CreateFPTrunc(t, e.f32())));
 }
 
 // asin x = atan2(x, sqrt(1 - x^2)), acos x = atan2(sqrt(1 - x^2), x), with

@@ -102,7 +102,10 @@ inline LogParts log_parts(double d) {
 
 inline bool sign_bit(float x) { return static_cast<int32_t>(bits_of(x)) < 0; }
 
-// float_math.cpp's reduce_quadrant: |x| = q pi/2 + r.
+// |x| = q pi/2 + r for every float (float_math.cpp's sin, cos and tan call
+// the twin for |x| >= 2^24, inf and NaN): x * 2/pi mod 4 from eight 24-bit
+// pieces of 2/pi, each product exact in double and reduced mod 4 exactly,
+// summed after removing the quadrant.
 struct Quadrant {
   double r;
   uint64_t quadrant;
@@ -129,19 +132,35 @@ inline Quadrant reduce_quadrant(float x) {
   return {frac * 1.5707963267948966, bits_of(t) & 3};
 }
 
+// float_math.cpp's reduce_quadrant_short, for |x| < kShortReductionBelow.
+constexpr float kShortReductionBelow = 0x1p24f;
+inline Quadrant reduce_quadrant_short(float x) {
+  const double a = std::fabs(static_cast<double>(x));
+  const double t = a * 0.6366197723675814 + kMagic;
+  const double minus_n = kMagic - t;
+  double r = std::fma(minus_n, 0x1.921fb54442d18p0, a);
+  r = std::fma(minus_n, 0x1.1a62633145c07p-54, r);
+  return {r, bits_of(t) & 3};
+}
+inline Quadrant reduce_quadrant_any(float x) {
+  return std::fabs(x) < kShortReductionBelow ? reduce_quadrant_short(x) : reduce_quadrant(x);
+}
+
 struct SinCos {
   double s, c;
 };
-inline SinCos sin_cos_poly(double r) {
+inline SinCos sin_cos_poly(double r) {  // float_math.cpp's, FMA for FMA
   const double z = r * r;
-  constexpr double sc[] = {-1.0 / 1307674368000.0, 1.0 / 6227020800.0, -1.0 / 39916800.0,
-                           1.0 / 362880.0,         -1.0 / 5040.0,     1.0 / 120.0,
-                           -1.0 / 6.0};
-  const double s = r + (r * z) * horner(z, sc);
-  constexpr double cc[] = {1.0 / 20922789888000.0, -1.0 / 87178291200.0, 1.0 / 479001600.0,
-                           -1.0 / 3628800.0,       1.0 / 40320.0,        -1.0 / 720.0,
-                           1.0 / 24.0,             -0.5};
-  return {s, 1.0 + z * horner(z, cc)};
+  constexpr double sc[] = {1.0 / 6227020800.0, -1.0 / 39916800.0, 1.0 / 362880.0, -1.0 / 5040.0,
+                           1.0 / 120.0,        -1.0 / 6.0};
+  constexpr double cc[] = {-1.0 / 87178291200.0, 1.0 / 479001600.0, -1.0 / 3628800.0, 1.0 / 40320.0,
+                           -1.0 / 720.0,         1.0 / 24.0,        -0.5};
+  double sp = sc[0], cp = cc[0];
+#pragma GCC unroll 8
+  for (size_t i = 1; i < std::size(sc); ++i) sp = std::fma(sp, z, sc[i]);
+#pragma GCC unroll 8
+  for (size_t i = 1; i < std::size(cc); ++i) cp = std::fma(cp, z, cc[i]);
+  return {std::fma(r * z, sp, r), std::fma(z, cp, 1.0)};
 }
 
 inline float nan_to_itself(float v, float r) { return std::isnan(v) ? v : r; }
@@ -149,7 +168,7 @@ inline float odd_in(float v, float f) { return sign_bit(v) ? -f : f; }
 inline float not_finite_to_nan(float x, float f) { return std::fabs(x) < kInfF ? f : kNanF; }
 
 inline float sincos(float x, bool want_sin) {
-  const auto [r, quadrant] = reduce_quadrant(x);
+  const auto [r, quadrant] = reduce_quadrant_any(x);
   const auto [s, c] = sin_cos_poly(r);
   const bool odd = (quadrant & 1) != 0;
   double v = want_sin ? (odd ? c : s) : (odd ? s : c);
@@ -374,7 +393,7 @@ KILN_TWIN float kiln_rt_erff(float v) {
 }
 
 KILN_TWIN float kiln_rt_tanf(float v) {
-  const auto [r, quadrant] = reduce_quadrant(v);
+  const auto [r, quadrant] = reduce_quadrant_any(v);
   const auto [s, c] = sin_cos_poly(r);
   const bool odd = (quadrant & 1) != 0;
   const double t = odd ? -(c / s) : s / c;

@@ -28,6 +28,7 @@
 #include <llvm/Analysis/TargetTransformInfo.h>
 #include <llvm/IR/Attributes.h>
 #include <llvm/IR/Function.h>
+#include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Target/TargetMachine.h>
 
@@ -96,6 +97,39 @@ llvm::Value* call_lane_fn(Emitter& e, const LaneFn& fn, llvm::ArrayRef<llvm::Val
   llvm::CallInst* call = e.b.CreateCall(twin, args);
   call->setDoesNotAccessMemory();
   return call;
+}
+
+llvm::Value* twin_where(Emitter& e, const char* twin, llvm::Value* arg, llvm::Value* rare, llvm::Value* common) {
+  auto& b = e.b;
+  llvm::Type* scalar = common->getType()->getScalarType();
+  llvm::Function* fn = e.mod.getFunction(twin);
+  if (!fn) {
+    fn = llvm::Function::Create(llvm::FunctionType::get(scalar, {arg->getType()->getScalarType()}, false),
+                                llvm::Function::ExternalLinkage, twin, e.mod);
+    set_pure(fn);
+  }
+  llvm::Value* any = e.lanes ? b.CreateOrReduce(rare) : rare;
+  llvm::BasicBlock* from = b.GetInsertBlock();
+  llvm::Function* f = from->getParent();
+  llvm::BasicBlock* slow = llvm::BasicBlock::Create(e.ctx, "rare_lanes", f);
+  llvm::BasicBlock* join = llvm::BasicBlock::Create(e.ctx, "join", f);
+  b.CreateCondBr(any, slow, join, llvm::MDBuilder(e.ctx).createUnlikelyBranchWeights());
+  b.SetInsertPoint(slow);
+  auto call = [&](llvm::Value* x) {
+    llvm::CallInst* c = b.CreateCall(fn, {x});
+    c->setDoesNotAccessMemory();
+    return c;
+  };
+  llvm::Value* v = common;
+  if (!e.lanes) v = call(arg);
+  for (unsigned i = 0; i < e.lanes; ++i)
+    v = b.CreateInsertElement(v, call(b.CreateExtractElement(arg, uint64_t{i})), uint64_t{i});
+  b.CreateBr(join);
+  b.SetInsertPoint(join);
+  llvm::PHINode* phi = b.CreatePHI(common->getType(), 2);
+  phi->addIncoming(common, from);
+  phi->addIncoming(v, slow);
+  return phi;
 }
 
 // Widths from 2 lanes up to a register's worth of floats, the widths the
