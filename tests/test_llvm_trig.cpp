@@ -60,7 +60,7 @@ constexpr Trig kTrig[] = {{VOp::Sin, "sin", "kiln_rt_sinf"}, {VOp::Cos, "cos", "
 
 }  // namespace
 
-TEST_CASE("llvm: float32 sin, cos and tan reduce |x| < 2^24 inline; only vectors holding a larger, infinite or NaN lane call the twin") {
+TEST_CASE("llvm: float32 sin, cos and tan reduce |x| < 2^24 inline, and only vectors holding a larger, infinite or NaN lane call the twin") {
   KILN_SKIP_WITHOUT_LLVM();
   const float inf = std::numeric_limits<float>::infinity();
   for (const Trig& t : kTrig) {
