@@ -30,6 +30,9 @@ struct Lowered {
   std::vector<const Node*> inputs;  // buffer slots 0..n-1; the outputs follow
   int64_t parallel_extent = 1;
   int64_t work = 0;  // scalar iterations: rows times the reduced extent (0: unknown)
+  // The nodes computed inline (lowering asked whether they were stored and
+  // they were not): the kernel holds for any stored set without them.
+  std::vector<const Node*> inlined;
 };
 
 // Thrown when a reduction cannot run inside the kernel being lowered; the

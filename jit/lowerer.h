@@ -46,6 +46,7 @@ class Lowerer {
     r.inputs = std::move(inputs_);
     r.parallel_extent = parallel_extent_;
     r.work = work_;
+    r.inlined.assign(inlined_.begin(), inlined_.end());
     return r;
   }
 
@@ -190,8 +191,14 @@ class Lowerer {
     return add(v);
   }
 
+  // Whether n is read from memory rather than computed inline: the only
+  // question lowering asks of the stored set. The nodes answered "inline"
+  // are kept (Lowered::inlined): a later store of one changes this kernel.
   bool stored(const Node* n) const {
-    return !roots_.count(n) && (has_value(*n) || mat_.count(n) > 0);
+    if (roots_.count(n)) return false;
+    if (has_value(*n) || mat_.count(n) > 0) return true;
+    inlined_.insert(n);
+    return false;
   }
 
   // ---- the value of node n at idx ----
@@ -296,6 +303,7 @@ class Lowerer {
   const Node& root_;
   const NodeSet& mat_;
   NodeSet roots_;
+  mutable NodeSet inlined_;
   std::unordered_map<std::string, ValueId> cons_;
   std::map<std::pair<const Node*, Idx>, ValueId> memo_;
   std::map<std::tuple<const Node*, int, int64_t>, ValueId> param_slots_;

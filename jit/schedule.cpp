@@ -5,6 +5,7 @@
 #include <array>
 #include <atomic>
 #include <cstdlib>
+#include <iterator>
 #include <list>
 #include <mutex>
 #include <unordered_map>
@@ -14,18 +15,13 @@
 #include "jit/jit_log.h"
 #include "jit/lower.h"
 #include "jit/matmul.h"
+#include "jit/schedule_graph.h"
 #include "jit/stats.h"
 #include "kiln/error.h"
 
 namespace kiln::jit {
 
 namespace {
-
-struct Graph {
-  std::vector<const Node*> order;   // topological: inputs before consumers
-  std::vector<const Node*> leaves;  // nodes with values that the graph reads, in discovery order
-  std::unordered_map<const Node*, std::vector<const Node*>> consumers;
-};
 
 // collect: the nodes without values below the roots, iteratively. It runs
 // on every evaluation (a cached schedule is found by the graph's signature),
@@ -146,14 +142,6 @@ bool reads_inline(const Node* n, const Node* target) {
   return inline_region_has(n, 256, true, [target](const Node* m) { return m == target; });
 }
 
-// Why each stored node is stored: the first reason found wins.
-using CutMap = std::unordered_map<const Node*, Boundary>;
-
-void store(NodeSet& set, CutMap& cuts, const Node* n, Cut cut, const char* detail = "") {
-  set.insert(n);
-  cuts.emplace(n, Boundary{cut, detail});
-}
-
 
 // Whether computing n inline costs transcendental math or random numbers.
 bool costly_math(const Node* n) {
@@ -199,13 +187,6 @@ void store_transposed_math(const Node* n, NodeSet& mat, CutMap& cuts) {
   for (const Node* in : plain)
     if (!has_value(*in) && !mat.count(in) && in->shape == n->shape && costly_math(in))
       store(mat, cuts, in, Cut::TransposedMath);
-}
-
-// Math worth computing once rather than once per element that reads it:
-// transcendental functions, divisions, square roots, random numbers.
-bool costly_op(const Node& m) {
-  return is_transcendental(m.op) || m.cls() == OpClass::Random || m.op == Op::Div || m.op == Op::Fmod ||
-         m.op == Op::Sqrt || m.op == Op::Rsqrt;
 }
 
 // How often a kernel that computes v's input inline evaluates it: once per
@@ -364,114 +345,6 @@ void partition(const Graph& g, const std::vector<NodePtr>& roots, const Schedule
   }
 }
 
-// What computing n inline costs per element, in cheap operations: each node
-// of its region once (n and the nodes below it neither stored nor with
-// values), an add or a compare 1, costly math (costly_op) 8, random numbers
-// 16, a gather 2, views and constants 0, and each read of memory 1. A node
-// with fewer elements than n (a row's statistic, a reduction) counts as a
-// read: computed once per row, or hoisted out of the loops that broadcast it
-// (what a reduction costs is its own loop's). Stops past `limit` (or 256
-// nodes) and answers limit + 1.
-int64_t recompute_cost(const Node* n, const NodeSet& mat, int64_t limit) {
-  std::vector<const Node*> stack{n}, seen;
-  int64_t cost = 0;
-  while (!stack.empty() && cost <= limit) {
-    const Node* m = stack.back();
-    stack.pop_back();
-    if (std::find(seen.begin(), seen.end(), m) != seen.end()) continue;
-    if (seen.size() >= 256) return limit + 1;
-    seen.push_back(m);
-    if (has_value(*m) || mat.count(m) || (m != n && (reduces(*m) || m->numel() < n->numel()))) {
-      cost += 1;
-      continue;
-    }
-    switch (m->cls()) {
-      case OpClass::Source:
-      case OpClass::View:
-      case OpClass::Transfer: break;
-      case OpClass::Random: cost += 16; break;
-      case OpClass::Index: cost += 2; break;
-      case OpClass::Unary:
-      case OpClass::Binary:
-      case OpClass::Ternary: cost += costly_op(*m) ? 8 : 1; break;
-      case OpClass::Reduce:
-      case OpClass::Contraction:
-      case OpClass::Write:
-      case OpClass::Join:
-      case OpClass::Scan:
-      case OpClass::Sort: return limit + 1;  // never inline here
-    }
-    for (const auto& in : m->inputs) stack.push_back(in.get());
-  }
-  return std::min(cost, limit + 1);
-}
-
-// A value computed in k loop nests (kernels, or reductions' loops inside one
-// kernel) is computed k - 1 times more than once: it is stored once when
-// that extra work exceeds this many cheap operations per element. Low
-// enough to cut the growth of chained layers, high enough that a row kernel
-// keeps recomputing what is cheaper than a round trip through memory
-// (softmax's exp(x - max) in its sum loop and its output loop, a layer
-// norm's output read by a softmax's three loops).
-constexpr int64_t kSharedRecomputeLimit = 32;
-
-// fuse-rows: a reduction runs inside its reader's kernel when exactly one
-// kernel reads it; otherwise it is stored once. The same pass stores a value
-// whose recomputation costs more than storing it (kSharedRecomputeLimit):
-// without that, a chain of layers whose outputs each feed two reductions
-// (softmax of softmax, x - x.mean(0) + x.sum(1) repeated) recomputes every
-// earlier layer in every later loop, work and code growing with the square
-// of the depth or faster, and no two layers' kernels alike. One pass from
-// the outputs down: a node's owners (the stored nodes whose kernels compute
-// it) and sites (the loop nests that compute it: stored nodes and
-// reductions computed inline) are final once its consumers are decided.
-void fuse_rows(const Graph& g, NodeSet& mat, CutMap& cuts) {
-  std::unordered_map<const Node*, NodeSet> owners, sites;
-  owners.reserve(g.order.size());
-  sites.reserve(g.order.size());
-  for (auto it = g.order.rbegin(); it != g.order.rend(); ++it) {
-    const Node* n = *it;
-    NodeSet& o = owners[n];
-    NodeSet& s = sites[n];
-    if (!mat.count(n)) {
-      auto c = g.consumers.find(n);
-      if (c != g.consumers.end())
-        for (const Node* consumer : c->second) {
-          const NodeSet& co = owners.at(consumer);
-          o.insert(co.begin(), co.end());
-          if (mat.count(consumer) || reduces(*consumer)) {
-            s.insert(consumer);
-          } else {
-            const NodeSet& cs = sites.at(consumer);
-            s.insert(cs.begin(), cs.end());
-          }
-        }
-      auto in_join = [&] {  // a reduction cannot be computed inside a Cat part or a write's scatter
-        return std::any_of(o.begin(), o.end(), [](const Node* owner) {
-          return owner->op == Op::Cat || owner->cls() == OpClass::Write;
-        });
-      };
-      // A value smaller than a loop nest that reads it is broadcast there:
-      // evaluated once per row (hoisted) or stored by store_broadcast_math.
-      auto per_element = [&] {
-        return std::all_of(s.begin(), s.end(), [n](const Node* site) {
-          int64_t extent = site->numel();
-          if (reduces(*site))
-            for (const auto& in : site->inputs) extent = std::max(extent, in->numel());
-          return n->numel() >= extent;
-        });
-      };
-      const int64_t extra = static_cast<int64_t>(s.size()) - 1;
-      if (reduces(*n) && o.size() > 1 && !matmul_recomputed(*n)) store(mat, cuts, n, Cut::SharedReduction);
-      else if (reduces(*n) && in_join()) store(mat, cuts, n, Cut::ReductionInJoin);
-      else if (extra > 0 && (is_elementwise(n->op) || n->cls() == OpClass::Random) && per_element() &&
-               recompute_cost(n, mat, kSharedRecomputeLimit / extra) * extra > kSharedRecomputeLimit)
-        store(mat, cuts, n, Cut::SharedValue);
-    }
-    if (mat.count(n)) o = NodeSet{n};
-  }
-}
-
 // Why n's step exists: what the step is, else why partition, fuse-rows or
 // lowering stored n.
 Boundary boundary_of(const Node* n, const CutMap& cuts) {
@@ -483,13 +356,53 @@ Boundary boundary_of(const Node* n, const CutMap& cuts) {
   return it->second;
 }
 
+// The steps lowered for each stored node in earlier rounds of lower_all,
+// reused while none of the nodes their kernels computed inline has been
+// stored since (lowering reads the stored set only through that question:
+// Lowerer::stored, Lowered::inlined). Each round stops at the first kernel
+// that asks for a store; before, each round lowered every kernel again,
+// quadratic in the stores lowering finds (40 layers of `y - y.mean(0) +
+// y.sum(1)`: 81 kernels, 40 rounds).
+struct LoweringMemo {
+  std::unordered_map<const Node*, std::vector<Step>> steps;
+  std::unordered_map<const Node*, std::vector<const Node*>> readers;  // inlined node -> stored nodes
+  NodeSet known;  // the stored set when stale entries were last dropped
+
+  void keep(const Node* n, const std::vector<Step>& lowered, const std::vector<const Node*>& inlined) {
+    steps[n] = lowered;
+    for (const Node* x : inlined) readers[x].push_back(n);
+  }
+  // Drops the entries whose kernels compute inline a node stored since.
+  void drop_stale(const NodeSet& mat) {
+    for (const Node* x : mat) {
+      if (!known.insert(x).second) continue;
+      auto it = readers.find(x);
+      if (it == readers.end()) continue;
+      for (const Node* n : it->second) steps.erase(n);
+      readers.erase(it);
+    }
+  }
+};
+
 // lower: one or more steps per stored node, in topological order.
-bool lower_all(const Graph& g, NodeSet& mat, CutMap& cuts, const MatmulReads& reads, std::vector<Step>& steps) {
+bool lower_all(const Graph& g, NodeSet& mat, CutMap& cuts, const MatmulReads& reads, LoweringMemo& memo,
+               std::vector<Step>& steps) {
   steps.clear();
+  memo.drop_stale(mat);
   try {
     for (const Node* n : g.order) {
       if (!mat.count(n)) continue;
       const Boundary why = boundary_of(n, cuts);
+      if (auto it = memo.steps.find(n); it != memo.steps.end()) {
+        for (const Step& st : it->second) {
+          steps.push_back(st);
+          steps.back().why = why;
+        }
+        continue;
+      }
+      ++counters().kernels_lowered;  // an attempt: lowering may ask for a store and stop
+      const size_t first = steps.size();
+      std::vector<const Node*> inlined;
       auto push = [&](Lowered l) {
         Step s;
         s.kind = StepKind::Kernel;
@@ -502,6 +415,7 @@ bool lower_all(const Graph& g, NodeSet& mat, CutMap& cuts, const MatmulReads& re
         s.work = l.work;
         s.why = why;
         steps.push_back(std::move(s));
+        inlined.insert(inlined.end(), l.inlined.begin(), l.inlined.end());
       };
       if (n->op == Op::Matmul && !matmul_inline(*n)) {
         Step s;
@@ -527,6 +441,8 @@ bool lower_all(const Graph& g, NodeSet& mat, CutMap& cuts, const MatmulReads& re
       } else {
         push(lower_node(*n, mat));
       }
+      if (steps[first].kind == StepKind::Kernel)
+        memo.keep(n, std::vector<Step>(steps.begin() + static_cast<std::ptrdiff_t>(first), steps.end()), inlined);
     }
   } catch (const NeedMaterialize& need) {
     KILN_INTERNAL_ASSERT(!mat.count(need.node), "lowering asked again to store ", op_name(need.node->op));
@@ -763,9 +679,11 @@ Schedule schedule(const std::vector<NodePtr>& roots, const ScheduleOptions& opti
   CutMap cuts;
   MatmulReads reads;
   partition(g, roots, options, materialized, cuts, reads);
+  LoweringMemo memo;
+  RowFusion fuse_rows;
   do {
-    if (options.fusion) fuse_rows(g, materialized, cuts), store_broadcast_math(g, materialized, cuts);
-  } while (!lower_all(g, materialized, cuts, reads, s.steps));
+    if (options.fusion) fuse_rows.run(g, materialized, cuts), store_broadcast_math(g, materialized, cuts);
+  } while (!lower_all(g, materialized, cuts, reads, memo, s.steps));
   if (options.fusion) merge_independent(s.steps, materialized, roots);
   ++counters().schedules;
   if (jit_log_enabled())

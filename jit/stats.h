@@ -12,6 +12,11 @@ struct Counters {
   std::atomic<int64_t> evaluations{0}, schedules{0}, schedule_requests{0}, kernels_compiled{0}, kernels_launched{0},
       library_calls{0}, cache_hits_memory{0}, cache_hits_disk{0}, compile_ns{0}, disk_load_ns{0},
       bytes_read{0}, bytes_written{0}, writes_in_place{0};
+  // The scheduler's own work on new graphs (not in kiln::stats(); tests pin
+  // that it grows with the graph, not its square): stored nodes whose
+  // kernels lowering attempted (again after a store that changed them),
+  // nodes fuse-rows visited.
+  std::atomic<int64_t> kernels_lowered{0}, fuse_rows_visits{0};
 };
 Counters& counters();
 
