@@ -220,6 +220,11 @@ TEST_CASE("llvm: a loop whose only math is float32 exp runs 16 lanes, its tail m
     CHECK(ck.llvm_ir.find("<8 x float> @llvm.fma.") == std::string::npos);
     CHECK(count(ck.llvm_ir, "call <16 x float> @llvm.masked.load.v16f32") == 1);
     CHECK(ck.llvm_ir.find("call float @kiln_rt_expf") == std::string::npos);
+    // a full vector (every lane active) loads and stores without the mask
+    // (pipeline.cpp, UnmaskFullVectors)
+    CHECK(count(ck.llvm_ir, "= load <16 x float>") == 1);
+    CHECK(count(ck.llvm_ir, "store <16 x float>") == 1);
+    CHECK(count(ck.llvm_ir, "@llvm.vector.reduce.and.v16i1") >= 1);
   }
   for (int64_t n : {1, 15, 16, 17, 100, 1000}) {
     Buf x(kFloat32, static_cast<size_t>(n)), o(kFloat32, static_cast<size_t>(n));
