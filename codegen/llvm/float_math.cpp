@@ -32,8 +32,9 @@
 //   erf   (in float arithmetic, as exp) x + x Q(x^2) for |x| < 1, else
 //         1 - e^(-x^2) times a fitted polynomial
 //   tan   sin r / cos r, or -cos r / sin r in odd quadrants, after sin's reductions
-//   atan, atan2, asin, acos  atan of the smaller leg over the larger (two
-//         halvings, then Taylor), mirrored by quadrant; asin / acos are
+//   atan, atan2, asin, acos  atan of the smaller leg over the larger (one
+//         division to within tan(pi/16) of 0, tan(pi/8) or 1, then Taylor),
+//         mirrored by quadrant; asin / acos are
 //         atan2 with the other leg sqrt((1 - x)(1 + x)), exact in double
 //   sinh, cosh, asinh, acosh, atanh  from expm1 / exp / log1p in double
 //   log2, log10  log's parts rescaled; exp2  2^k (1 + expm1((x - k) ln2))
@@ -483,18 +484,25 @@ constexpr double kLog10of2 = 0.30102999566398120;
 constexpr double kLog10e = 0.43429448190325182;
 
 
-// atan(t) for a double t in [0, 1]: above tan(pi/8), pi/4 + atan((t - 1) /
-// (t + 1)), so the argument stays within tan(pi/8), where Taylor to u^35 is
-// within 2e-16 (one division, no square roots: divisions and roots are what
-// a vector of doubles waits for).
+// atan(t) for a double t in [0, 1]: atan(c) + atan((t - c) / (1 + t c))
+// with c = 0, tan(pi/8) or 1 (atan(c) = 0, pi/8, pi/4) for t below
+// tan(pi/16), below tan(3pi/16), or above, so that the argument u stays
+// within tan(pi/16) = 0.199, where Taylor to u^21 is within 2e-17 (one
+// division for every lane, exact for c = 0; no square roots: divisions and
+// roots are what a vector of doubles waits for). Horner's steps as FMAs.
 llvm::Value* atan_unit(Emitter& e, llvm::Value* t) {
   auto& b = e.b;
-  llvm::Value* big = b.CreateFCmpOGT(t, e.cd(0.41421356237309503));
-  llvm::Value* u = b.CreateSelect(big, b.CreateFDiv(b.CreateFSub(t, e.cd(1.0)), b.CreateFAdd(t, e.cd(1.0))), t);
-  std::vector<double> c;
-  for (int k = 17; k >= 0; --k) c.push_back((k % 2 ? -1.0 : 1.0) / (2 * k + 1));
-  llvm::Value* r = b.CreateFMul(u, horner(e, b.CreateFMul(u, u), c));
-  return b.CreateSelect(big, b.CreateFAdd(e.cd(0.7853981633974483), r), r);
+  llvm::Value* mid = b.CreateFCmpOGT(t, e.cd(kTanPi16));
+  llvm::Value* high = b.CreateFCmpOGT(t, e.cd(kTan3Pi16));
+  llvm::Value* c = b.CreateSelect(high, e.cd(1.0), b.CreateSelect(mid, e.cd(kTanPi8), e.cd(0.0)));
+  llvm::Value* base = b.CreateSelect(high, e.cd(kPi / 4), b.CreateSelect(mid, e.cd(kPi / 8), e.cd(0.0)));
+  llvm::Value* u = b.CreateFDiv(b.CreateFSub(t, c), e.intrinsic(llvm::Intrinsic::fma, {t, c, e.cd(1.0)}));
+  llvm::Value* z = b.CreateFMul(u, u);
+  llvm::Value* q = e.cd(kAtanTaylor[0]);
+  for (size_t k = 1; k < std::size(kAtanTaylor); ++k)
+    q = e.intrinsic(llvm::Intrinsic::fma, {q, z, e.cd(kAtanTaylor[k])});
+  llvm::Value* r = e.intrinsic(llvm::Intrinsic::fma, {b.CreateFMul(u, z), q, u});
+  return b.CreateFAdd(base, r);
 }
 
 // atan2(y, x) in [0, pi/2] for doubles y, x >= 0 (not NaN): the smaller

@@ -184,19 +184,18 @@ constexpr double kHalfPi = 1.5707963267948966;
 constexpr double kLog10of2 = 0.30102999566398120;
 constexpr double kLog10e = 0.43429448190325182;
 
-// float_math.cpp's atan_unit: Taylor coefficients (-1)^k / (2k + 1), k = 17 .. 0.
-struct AtanTaylor {
-  double c[18];
-  constexpr AtanTaylor() : c() {
-    for (int k = 17; k >= 0; --k) c[17 - k] = (k % 2 ? -1.0 : 1.0) / (2 * k + 1);
-  }
-};
+// float_math.cpp's atan_unit, FMA for FMA.
 inline double atan_unit(double t) {
-  static constexpr AtanTaylor kTaylor;
-  const bool big = t > 0.41421356237309503;
-  const double u = big ? (t - 1.0) / (t + 1.0) : t;
-  const double r = u * horner(u * u, kTaylor.c);
-  return big ? 0.7853981633974483 + r : r;
+  using namespace kiln::codegen::llvmcg;
+  const bool mid = t > kTanPi16, high = t > kTan3Pi16;
+  const double c = high ? 1.0 : mid ? kTanPi8 : 0.0;
+  const double base = high ? kPi / 4 : mid ? kPi / 8 : 0.0;
+  const double u = (t - c) / std::fma(t, c, 1.0);
+  const double z = u * u;
+  double q = kAtanTaylor[0];
+#pragma GCC unroll 10
+  for (size_t k = 1; k < std::size(kAtanTaylor); ++k) q = std::fma(q, z, kAtanTaylor[k]);
+  return base + std::fma(u * z, q, u);
 }
 
 inline double angle(double y, double x) {

@@ -35,6 +35,13 @@ inline constexpr float kLn2HiLogF = 6.9313812256e-01f;
 inline constexpr float kLn2LoLogF = 9.0580006145e-06f;
 inline constexpr float kMinNormalF = 1.17549435e-38f;
 inline constexpr uint32_t kSqrtHalfBits = 0x3f3504f3u;  // sqrt(1/2)'s bits
+// atan_unit (float_math.cpp): the reduction's points tan(pi/16), tan(pi/8),
+// tan(3pi/16), and Taylor's coefficients (-1)^k / (2k + 1), k = 10 .. 1.
+inline constexpr double kTanPi16 = 0.19891236737965800691;
+inline constexpr double kTanPi8 = 0.41421356237309504880;
+inline constexpr double kTan3Pi16 = 0.66817863791929891999;
+inline constexpr double kAtanTaylor[10] = {1.0 / 21, -1.0 / 19, 1.0 / 17, -1.0 / 15, 1.0 / 13,
+                                           -1.0 / 11, 1.0 / 9,   -1.0 / 7,  1.0 / 5,   -1.0 / 3};
 }  // namespace kiln::codegen::llvmcg
 
 extern "C" {
