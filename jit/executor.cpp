@@ -32,8 +32,12 @@
 namespace kiln::jit {
 
 namespace {
-// Below this many scalar iterations (Step::work) a kernel runs on the calling thread.
-constexpr int64_t kParallelThreshold = 1 << 15;
+// Below this many scalar iterations (Step::work) times their cost
+// (iteration_cost: 1, or 4 with transcendental math or random numbers) a
+// kernel runs on the calling thread: on this VM two threads overtake one
+// from about 2^17 elements of x * 2 + 1 and 2^15 of exp (bench/README.md,
+// "The thread pool").
+constexpr int64_t kParallelThreshold = 1 << 17;
 
 const BufferPtr& value_of(const Node& n) { return n.realized ? n.realized : n.buffer; }
 
@@ -295,7 +299,7 @@ std::vector<BufferPtr> evaluate(const std::vector<NodePtr>& roots, bool interpre
         const auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
         if (interpret) {
           jit::interpret(st.code->ir, bufs, params, 0, st.parallel_extent);
-        } else if (work < kParallelThreshold || st.parallel_extent <= 1) {
+        } else if (work * st.code->cost < kParallelThreshold || st.parallel_extent <= 1) {
           fn(bufs, params, 0, st.parallel_extent);
         } else {
           ThreadPool::instance().parallel_for(st.parallel_extent, [&](int64_t b, int64_t e) {

@@ -77,6 +77,18 @@ int64_t transposed_dim(const Node* n, int64_t rank, int& budget, const std::func
   }
 }
 
+int64_t iteration_cost(const Kernel& k) {
+  for (const Value& v : k.values) switch (v.op) {
+      case VOp::Div: case VOp::Pow: case VOp::Atan2: case VOp::Exp: case VOp::Expm1: case VOp::Log:
+      case VOp::Log1p: case VOp::Sqrt: case VOp::Rsqrt: case VOp::Sin: case VOp::Cos: case VOp::Tanh:
+      case VOp::Erf: case VOp::Sigmoid: case VOp::Tan: case VOp::Asin: case VOp::Acos: case VOp::Atan:
+      case VOp::Sinh: case VOp::Cosh: case VOp::Asinh: case VOp::Acosh: case VOp::Atanh: case VOp::Log2:
+      case VOp::Log10: case VOp::Exp2: case VOp::Philox: return 4;
+      default: break;
+    }
+  return 1;
+}
+
 bool matmul_recomputed(const Node& n) {
   return matmul_inline(n) && n.inputs[0]->shape.back() == 1;
 }
