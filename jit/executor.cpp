@@ -302,6 +302,7 @@ std::vector<BufferPtr> evaluate(const std::vector<NodePtr>& roots, bool interpre
         } else if (work * st.code->cost < kParallelThreshold || st.parallel_extent <= 1) {
           fn(bufs, params, 0, st.parallel_extent);
         } else {
+          ++counters().parallel_launches;
           ThreadPool::instance().parallel_for(st.parallel_extent, [&](int64_t b, int64_t e) {
             fn(bufs, params, b, e);
           });

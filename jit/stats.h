@@ -17,6 +17,8 @@ struct Counters {
   // kernels lowering attempted (again after a store that changed them),
   // nodes fuse-rows visited.
   std::atomic<int64_t> kernels_lowered{0}, fuse_rows_visits{0};
+  // Kernel launches split over the thread pool (the rest ran on the caller).
+  std::atomic<int64_t> parallel_launches{0};
 };
 Counters& counters();
 

@@ -293,3 +293,33 @@ TEST_CASE("threads: the pool runs every chunk exactly once, job after job, from 
   CHECK(bad.load() == 0);
   set_num_threads(old);
 }
+
+TEST_CASE("threads: a kernel goes parallel by its elements times their cost") {
+  // jit/executor.cpp, kParallelThreshold; jit::iteration_cost: 2^16 elements
+  // of x * 2 + 1 run on the caller (two threads did not beat one there),
+  // 2^16 of exp (four times the cost) and 2^17 of x * 2 + 1 over the pool.
+  if (!codegen::cpu_backend().available()) {
+    MESSAGE("kiln was built without LLVM (kernels are interpreted on the caller): test skipped");
+    return;
+  }
+  const int old = get_num_threads();
+  set_num_threads(2);
+  Tensor small = rand({1024, 64}), large = rand({2048, 64});
+  kiln::eval(small, large);
+  auto parallel = [](const Tensor& t) {
+    reset_stats();
+    t.eval();
+    return jit::counters().parallel_launches.load();
+  };
+  CHECK(parallel(small * 2.0f + 1.0f) == 0);
+  CHECK(parallel(small.exp()) == 1);
+  CHECK(parallel(large * 2.0f + 1.0f) == 1);
+  CHECK(parallel(rand({16, 64}).exp()) == 0);
+  // the values do not depend on it
+  const Tensor y = large * 2.0f + 1.0f;
+  y.eval();
+  set_num_threads(1);
+  const Tensor z = large * 2.0f + 1.0f;
+  CHECK(y.to_vector<float>() == z.to_vector<float>());
+  set_num_threads(old);
+}
