@@ -5,7 +5,6 @@
 #include <array>
 #include <atomic>
 #include <cstdlib>
-#include <iterator>
 #include <list>
 #include <mutex>
 #include <unordered_map>

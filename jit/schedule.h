@@ -69,14 +69,14 @@ enum class StepKind : uint8_t {
 // A library step (not a generated kernel): Matmul, Sort.
 inline bool is_library(StepKind k) { return k != StepKind::Kernel; }
 
-// A kernel's IR and, once compiled, its function: shared by every schedule
-// that uses it (a cached schedule hands the same code to each evaluation).
 // How costly a kernel's iterations are against a plain copy's, for the
 // executor's parallel threshold: 4 where it evaluates transcendental math or
 // draws random numbers (exp about 0.25 ns an element on one core here,
 // x * 2 + 1 about 0.09 ns), else 1.
 int64_t iteration_cost(const Kernel& k);
 
+// A kernel's IR and, once compiled, its function: shared by every schedule
+// that uses it (a cached schedule hands the same code to each evaluation).
 struct KernelCode {
   Kernel ir;
   std::atomic<KernelFn> fn{nullptr};
