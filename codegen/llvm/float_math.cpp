@@ -58,8 +58,6 @@ constexpr double kLog2e = 1.4426950408889634;
 constexpr double kLn2 = 0.6931471805599453;
 constexpr double kLn2Hi = 6.93147180369123816490e-01;  // 32 bits: k * kLn2Hi is exact
 constexpr double kLn2Lo = 1.90821492927058770002e-10;
-constexpr double kHalfPiHi = 0x1.921fb54442d18p0;  // pi/2 = kHalfPiHi + kHalfPiLo + O(2^-108)
-constexpr double kHalfPiLo = 0x1.1a62633145c07p-54;
 
 template <typename Coeffs> llvm::Value* horner(Emitter& e, llvm::Value* x, const Coeffs& coeffs) {
   llvm::Value* p = nullptr;
@@ -68,6 +66,12 @@ template <typename Coeffs> llvm::Value* horner(Emitter& e, llvm::Value* x, const
 }
 llvm::Value* horner(Emitter& e, llvm::Value* x, std::initializer_list<double> coeffs) {
   return horner<std::initializer_list<double>>(e, x, coeffs);
+}
+// The same, each step one FMA: p = fma(p, x, c).
+template <typename Coeffs> llvm::Value* horner_fma(Emitter& e, llvm::Value* x, const Coeffs& coeffs) {
+  llvm::Value* p = nullptr;
+  for (double c : coeffs) p = p ? e.intrinsic(llvm::Intrinsic::fma, {p, x, e.cd(c)}) : e.cd(c);
+  return p;
 }
 
 // expm1(r) for |r| <= 0.36: Taylor to r^11.
@@ -157,11 +161,10 @@ llvm::Value* odd_in(Emitter& e, llvm::Value* v, llvm::Value* f) {  // f(|v|) wit
   return e.b.CreateSelect(sign_bit(e, v), e.b.CreateFNeg(f), f);
 }
 
-// Below this |x| sin, cos and tan reduce by reduce_quadrant_short; a vector
-// with a lane at or above it (or inf, NaN) computes every lane again through
-// the twin, which reduces those lanes the long way (runtime_math.cpp's
-// reduce_quadrant: Payne-Hanek in double).
-constexpr float kShortReductionBelow = 0x1p24f;
+// Below kShortReductionBelow (runtime_math.h) sin, cos and tan reduce by
+// reduce_quadrant_short; a vector with a lane at or above it (or inf, NaN)
+// computes every lane again through the twin, which reduces those lanes the
+// long way (runtime_math.cpp's reduce_quadrant: Payne-Hanek in double).
 
 // |x| = q pi/2 + r, r in [-pi/4, pi/4] (double), q the quadrant (i64, low
 // two bits), for |x| < 2^24, in a few operations (Cody-Waite with FMA):
@@ -173,7 +176,7 @@ constexpr float kShortReductionBelow = 0x1p24f;
 std::pair<llvm::Value*, llvm::Value*> reduce_quadrant_short(Emitter& e, llvm::Value* x) {
   auto& b = e.b;
   llvm::Value* a = abs_double(e, x);
-  llvm::Value* t = b.CreateFAdd(b.CreateFMul(a, e.cd(0.6366197723675814)), e.cd(kMagic));
+  llvm::Value* t = b.CreateFAdd(b.CreateFMul(a, e.cd(kTwoOverPi)), e.cd(kMagic));
   llvm::Value* minus_n = b.CreateFSub(e.cd(kMagic), t);
   llvm::Value* quadrant = b.CreateAnd(b.CreateBitCast(t, e.i64()), e.c64(3));
   llvm::Value* r = e.intrinsic(llvm::Intrinsic::fma, {minus_n, e.cd(kHalfPiHi), a});
@@ -192,18 +195,9 @@ llvm::Value* short_or_twin(Emitter& e, const char* twin, llvm::Value* x, llvm::V
 // (truncation below 3e-14 relative), Horner's steps as FMAs.
 std::pair<llvm::Value*, llvm::Value*> sin_cos_poly(Emitter& e, llvm::Value* r) {
   auto& b = e.b;
-  auto horner_fma = [&](llvm::Value* x, std::initializer_list<double> coeffs) {
-    llvm::Value* p = nullptr;
-    for (double c : coeffs) p = p ? e.intrinsic(llvm::Intrinsic::fma, {p, x, e.cd(c)}) : e.cd(c);
-    return p;
-  };
   llvm::Value* z = b.CreateFMul(r, r);
-  llvm::Value* sp = horner_fma(z, {1.0 / 6227020800.0, -1.0 / 39916800.0, 1.0 / 362880.0, -1.0 / 5040.0,
-                                   1.0 / 120.0, -1.0 / 6.0});
-  llvm::Value* s = e.intrinsic(llvm::Intrinsic::fma, {b.CreateFMul(r, z), sp, r});
-  llvm::Value* cp = horner_fma(z, {-1.0 / 87178291200.0, 1.0 / 479001600.0, -1.0 / 3628800.0, 1.0 / 40320.0,
-                                   -1.0 / 720.0, 1.0 / 24.0, -0.5});
-  llvm::Value* c = e.intrinsic(llvm::Intrinsic::fma, {z, cp, e.cd(1.0)});
+  llvm::Value* s = e.intrinsic(llvm::Intrinsic::fma, {b.CreateFMul(r, z), horner_fma(e, z, kSinTaylor), r});
+  llvm::Value* c = e.intrinsic(llvm::Intrinsic::fma, {z, horner_fma(e, z, kCosTaylor), e.cd(1.0)});
   return {s, c};
 }
 
@@ -498,10 +492,7 @@ llvm::Value* atan_unit(Emitter& e, llvm::Value* t) {
   llvm::Value* base = b.CreateSelect(high, e.cd(kPi / 4), b.CreateSelect(mid, e.cd(kPi / 8), e.cd(0.0)));
   llvm::Value* u = b.CreateFDiv(b.CreateFSub(t, c), e.intrinsic(llvm::Intrinsic::fma, {t, c, e.cd(1.0)}));
   llvm::Value* z = b.CreateFMul(u, u);
-  llvm::Value* q = e.cd(kAtanTaylor[0]);
-  for (size_t k = 1; k < std::size(kAtanTaylor); ++k)
-    q = e.intrinsic(llvm::Intrinsic::fma, {q, z, e.cd(kAtanTaylor[k])});
-  llvm::Value* r = e.intrinsic(llvm::Intrinsic::fma, {b.CreateFMul(u, z), q, u});
+  llvm::Value* r = e.intrinsic(llvm::Intrinsic::fma, {b.CreateFMul(u, z), horner_fma(e, z, kAtanTaylor), u});
   return b.CreateFAdd(base, r);
 }
 

@@ -45,6 +45,14 @@ inline double horner(double x, const double (&c)[N]) {
   for (size_t i = 1; i < N; ++i) p = p * x + c[i];
   return p;
 }
+// float_math.cpp's horner_fma: p = c0, then p = fma(p, x, c).
+template <size_t N>
+inline double horner_fma(double x, const double (&c)[N]) {
+  double p = c[0];
+#pragma GCC unroll 16
+  for (size_t i = 1; i < N; ++i) p = std::fma(p, x, c[i]);
+  return p;
+}
 
 inline double expm1_core(double r) {
   constexpr double c[] = {1.0 / 39916800, 1.0 / 3628800, 1.0 / 362880, 1.0 / 40320, 1.0 / 5040,
@@ -133,34 +141,26 @@ inline Quadrant reduce_quadrant(float x) {
 }
 
 // float_math.cpp's reduce_quadrant_short, for |x| < kShortReductionBelow.
-constexpr float kShortReductionBelow = 0x1p24f;
 inline Quadrant reduce_quadrant_short(float x) {
+  using namespace kiln::codegen::llvmcg;
   const double a = std::fabs(static_cast<double>(x));
-  const double t = a * 0.6366197723675814 + kMagic;
+  const double t = a * kTwoOverPi + kMagic;
   const double minus_n = kMagic - t;
-  double r = std::fma(minus_n, 0x1.921fb54442d18p0, a);
-  r = std::fma(minus_n, 0x1.1a62633145c07p-54, r);
+  double r = std::fma(minus_n, kHalfPiHi, a);
+  r = std::fma(minus_n, kHalfPiLo, r);
   return {r, bits_of(t) & 3};
 }
 inline Quadrant reduce_quadrant_any(float x) {
-  return std::fabs(x) < kShortReductionBelow ? reduce_quadrant_short(x) : reduce_quadrant(x);
+  return std::fabs(x) < kiln::codegen::llvmcg::kShortReductionBelow ? reduce_quadrant_short(x) : reduce_quadrant(x);
 }
 
 struct SinCos {
   double s, c;
 };
 inline SinCos sin_cos_poly(double r) {  // float_math.cpp's, FMA for FMA
+  using namespace kiln::codegen::llvmcg;
   const double z = r * r;
-  constexpr double sc[] = {1.0 / 6227020800.0, -1.0 / 39916800.0, 1.0 / 362880.0, -1.0 / 5040.0,
-                           1.0 / 120.0,        -1.0 / 6.0};
-  constexpr double cc[] = {-1.0 / 87178291200.0, 1.0 / 479001600.0, -1.0 / 3628800.0, 1.0 / 40320.0,
-                           -1.0 / 720.0,         1.0 / 24.0,        -0.5};
-  double sp = sc[0], cp = cc[0];
-#pragma GCC unroll 8
-  for (size_t i = 1; i < std::size(sc); ++i) sp = std::fma(sp, z, sc[i]);
-#pragma GCC unroll 8
-  for (size_t i = 1; i < std::size(cc); ++i) cp = std::fma(cp, z, cc[i]);
-  return {std::fma(r * z, sp, r), std::fma(z, cp, 1.0)};
+  return {std::fma(r * z, horner_fma(z, kSinTaylor), r), std::fma(z, horner_fma(z, kCosTaylor), 1.0)};
 }
 
 inline float nan_to_itself(float v, float r) { return std::isnan(v) ? v : r; }
@@ -192,10 +192,7 @@ inline double atan_unit(double t) {
   const double base = high ? kPi / 4 : mid ? kPi / 8 : 0.0;
   const double u = (t - c) / std::fma(t, c, 1.0);
   const double z = u * u;
-  double q = kAtanTaylor[0];
-#pragma GCC unroll 10
-  for (size_t k = 1; k < std::size(kAtanTaylor); ++k) q = std::fma(q, z, kAtanTaylor[k]);
-  return base + std::fma(u * z, q, u);
+  return base + std::fma(u * z, horner_fma(z, kAtanTaylor), u);
 }
 
 inline double angle(double y, double x) {

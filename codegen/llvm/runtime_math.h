@@ -35,6 +35,19 @@ inline constexpr float kLn2HiLogF = 6.9313812256e-01f;
 inline constexpr float kLn2LoLogF = 9.0580006145e-06f;
 inline constexpr float kMinNormalF = 1.17549435e-38f;
 inline constexpr uint32_t kSqrtHalfBits = 0x3f3504f3u;  // sqrt(1/2)'s bits
+// sin, cos, tan (float_math.cpp): below kShortReductionBelow |x| is reduced
+// by |x| - n kHalfPiHi - n kHalfPiLo, n = round(|x| kTwoOverPi) (pi/2 =
+// kHalfPiHi + kHalfPiLo + O(2^-108)); Taylor's coefficients of sin r / r and
+// cos r in r^2, highest first (to r^13 / r^14).
+inline constexpr float kShortReductionBelow = 0x1p24f;
+inline constexpr double kTwoOverPi = 0.6366197723675814;
+inline constexpr double kHalfPiHi = 0x1.921fb54442d18p0;
+inline constexpr double kHalfPiLo = 0x1.1a62633145c07p-54;
+inline constexpr double kSinTaylor[6] = {1.0 / 6227020800.0, -1.0 / 39916800.0, 1.0 / 362880.0,
+                                         -1.0 / 5040.0,      1.0 / 120.0,       -1.0 / 6.0};
+inline constexpr double kCosTaylor[7] = {-1.0 / 87178291200.0, 1.0 / 479001600.0, -1.0 / 3628800.0,
+                                         1.0 / 40320.0,        -1.0 / 720.0,      1.0 / 24.0,
+                                         -0.5};
 // atan_unit (float_math.cpp): the reduction's points tan(pi/16), tan(pi/8),
 // tan(3pi/16), and Taylor's coefficients (-1)^k / (2k + 1), k = 10 .. 1.
 inline constexpr double kTanPi16 = 0.19891236737965800691;
