@@ -90,7 +90,7 @@ class Interp {
     loops_.assign(static_cast<size_t>(k.num_loops), 0);
     memo_.resize(k.values.size());
     stamp_.assign(k.values.size(), 0);
-    accs_.resize(k.accs.size());
+    accs_.resize(k.accs.size(), std::vector<Acc>(1));
   }
 
   void run(const std::vector<Stmt>& body, int64_t begin, int64_t end, bool top) {
@@ -115,16 +115,26 @@ class Interp {
           write(bufs_[s.buffer], b.dtype, get(s.index).i, k_.values[s.value].dtype, get(s.value));
           break;
         }
-        case StmtKind::AccInit: init(s.acc); ++gen_; break;
+        case StmtKind::AccInit: init(slot(s.acc, s.lane), s.acc); ++gen_; break;
         case StmtKind::AccUpdate: update(s); ++gen_; break;
       }
     }
   }
 
  private:
-  void init(int32_t a) {
+  // Accumulator a, or with lanes its lane (the row sized on first use: its
+  // count depends on params only, so references stay valid).
+  Acc& slot(int32_t a, ValueId lane) {
+    std::vector<Acc>& row = accs_[static_cast<size_t>(a)];
+    if (lane < 0) return row[0];
+    const int64_t n = get(k_.accs[static_cast<size_t>(a)].lanes).i, j = get(lane).i;
+    if (row.size() != static_cast<size_t>(n)) row.resize(static_cast<size_t>(std::max<int64_t>(n, 0)));
+    KILN_INTERNAL_ASSERT(j >= 0 && j < n, "kernel ", k_.name, ": lane ", j, " of accumulator ", a, " out of range");
+    return row[static_cast<size_t>(j)];
+  }
+
+  void init(Acc& x, int32_t a) {
     const Accumulator& acc = k_.accs[a];
-    Acc& x = accs_[a];
     x.where = -1;
     x.v = V{};
     switch (acc.combiner) {
@@ -139,7 +149,7 @@ class Interp {
 
   void update(const Stmt& s) {
     const Accumulator& acc = k_.accs[s.acc];
-    Acc& x = accs_[s.acc];
+    Acc& x = slot(s.acc, s.lane);
     V v = get(s.value);
     const bool fp = is_floating_point(acc.dtype);
     switch (acc.combiner) {
@@ -222,13 +232,13 @@ class Interp {
       case VOp::Load: return read(bufs_[v.a], k_.buffers[v.a].dtype, arg(0).i);
       case VOp::Cast: return convert(argdt(0), dt, arg(0));
       case VOp::AccRead: {
-        const Acc& a = accs_[v.a];
+        const Acc& a = slot(v.a, v.args[0]);
         const Combiner c = k_.accs[v.a].combiner;
         if (c == Combiner::ArgMax || c == Combiner::ArgMin) r.i = a.where;
         else r = a.v;
         return r;
       }
-      case VOp::AccIndex: r.i = accs_[v.a].where; return r;
+      case VOp::AccIndex: r.i = slot(v.a, v.args[0]).where; return r;
       case VOp::Philox: {
         const PhiloxBlock b = philox_element(static_cast<uint64_t>(params_[v.a]),
                                              static_cast<uint64_t>(params_[v.b]),
@@ -358,7 +368,7 @@ class Interp {
   std::vector<V> memo_;
   std::vector<uint64_t> stamp_;
   uint64_t gen_ = 1;
-  std::vector<Acc> accs_;
+  std::vector<std::vector<Acc>> accs_;  // per accumulator: one, or its lanes
 };
 
 }  // namespace

@@ -91,7 +91,7 @@ namespace {
 void key_stmts(std::ostringstream& os, const std::vector<Stmt>& body) {
   for (const Stmt& s : body) {
     os << 'S' << static_cast<int>(s.kind) << ',' << s.loop << ',' << s.extent << ','
-       << s.parallel << ',' << s.buffer << ',' << s.index << ',' << s.value << ',' << s.acc;
+       << s.parallel << ',' << s.buffer << ',' << s.index << ',' << s.value << ',' << s.acc << ',' << s.lane;
     if (!s.body.empty()) {
       os << '{';
       key_stmts(os, s.body);
@@ -119,13 +119,18 @@ std::string value_text(const Kernel& k, ValueId id) {
          << v.args[0];
       break;
     case VOp::AccRead:
-    case VOp::AccIndex: os << " a" << v.a; break;
+    case VOp::AccIndex:
+      os << " a" << v.a;
+      if (v.args[0] >= 0) os << "[v" << v.args[0] << ']';
+      break;
     default:
       for (ValueId a : v.args)
         if (a >= 0) os << " v" << a;
   }
   return os.str();
 }
+
+std::string lane_text(const Stmt& s) { return s.lane >= 0 ? "[v" + std::to_string(s.lane) + "]" : ""; }
 
 void text_stmts(std::ostringstream& os, const Kernel& k, const std::vector<Stmt>& body, int indent) {
   std::string pad(static_cast<size_t>(indent) * 2, ' ');
@@ -140,12 +145,12 @@ void text_stmts(std::ostringstream& os, const Kernel& k, const std::vector<Stmt>
         os << pad << "buf" << s.buffer << "[v" << s.index << "] = v" << s.value << '\n';
         break;
       case StmtKind::AccInit:
-        os << pad << 'a' << s.acc << " = " << combiner_name(k.accs[s.acc].combiner)
+        os << pad << 'a' << s.acc << lane_text(s) << " = " << combiner_name(k.accs[s.acc].combiner)
            << ".identity\n";
         break;
       case StmtKind::AccUpdate:
-        os << pad << 'a' << s.acc << " = " << combiner_name(k.accs[s.acc].combiner) << "(a"
-           << s.acc << ", v" << s.value;
+        os << pad << 'a' << s.acc << lane_text(s) << " = " << combiner_name(k.accs[s.acc].combiner) << "(a"
+           << s.acc << lane_text(s) << ", v" << s.value;
         if (s.index >= 0) os << " @ v" << s.index;
         os << ")\n";
         break;
@@ -169,7 +174,7 @@ std::string Kernel::key() const {
   }
   os << "A";
   for (const Accumulator& a : accs)
-    os << static_cast<int>(a.combiner) << ':' << static_cast<int>(a.dtype) << ':' << a.running << ';';
+    os << static_cast<int>(a.combiner) << ':' << static_cast<int>(a.dtype) << ':' << a.running << ':' << a.lanes << ';';
   os << "S";
   key_stmts(os, body);
   return os.str();
@@ -187,7 +192,8 @@ std::string Kernel::to_string() const {
        << value_text(*this, static_cast<ValueId>(i)) << '\n';
   for (size_t i = 0; i < accs.size(); ++i)
     os << "  a" << i << ": " << (accs[i].running ? "running " : "") << combiner_name(accs[i].combiner) << " in "
-       << dtype_name(accs[i].dtype).substr(6) << '\n';
+       << dtype_name(accs[i].dtype).substr(6) << (accs[i].lanes >= 0 ? " x v" + std::to_string(accs[i].lanes) : "")
+       << '\n';
   text_stmts(os, *this, body, 1);
   return os.str();
 }

@@ -47,7 +47,12 @@
 //     innermost loop enclosing every loop it depends on, or at each use.
 //
 // Accumulators: Stmt::AccInit sets an accumulator to its combiner's identity,
-// Stmt::AccUpdate folds a value in, Value AccRead reads it. Sum and Prod
+// Stmt::AccUpdate folds a value in, Value AccRead reads it. An accumulator
+// with `lanes` (a value of params and constants only) is a row of that many
+// independent accumulators, each statement and read naming one by its
+// `lane` (Stmt::lane; AccRead / AccIndex args[0]): the running sums of a
+// scan along an outer dim, one per column, kept in the kernel's frame
+// (every call of the function has its own row). Sum and Prod
 // accumulate in Accumulator::dtype (Float64 for floating inputs, Int64 for
 // integers, as the reference); Max/Min keep NaN once seen (-0 orders below +0); ArgMax/ArgMin keep
 // the first index of the extreme (a NaN counts as the extreme), reading back
@@ -90,8 +95,8 @@ enum class VOp : uint8_t {
   Where,               // args {cond (Bool), a, b}
   Cast,                // args[0] converted to `dtype`
   Philox,              // see above: op = which random op, a/b = seed/offset params
-  AccRead,             // a = accumulator id
-  AccIndex,            // a = accumulator id (ArgMax/ArgMin/CumMax/CumMin): its kept position, Int64
+  AccRead,             // a = accumulator id, args[0] = lane (an accumulator with lanes) or -1
+  AccIndex,            // as AccRead (ArgMax/ArgMin/CumMax/CumMin): its kept position, Int64
 };
 
 struct Value {
@@ -116,6 +121,9 @@ struct Accumulator {
   // A scan's: every running value is read, so updates keep their order (a
   // reduction's Sum/Prod may be reassociated into vector lanes).
   bool running = false;
+  // A row of accumulators: how many (a value of params and constants, read
+  // once on entry), or -1 for one.
+  ValueId lanes = -1;
 };
 
 enum class StmtKind : uint8_t { Loop, Store, AccInit, AccUpdate };
@@ -135,6 +143,7 @@ struct Stmt {
   // AccInit / AccUpdate: acc; AccUpdate folds value (and, for a combiner
   // that keeps_position, the candidate position `index`) into it.
   int32_t acc = -1;
+  ValueId lane = -1;  // AccInit / AccUpdate of an accumulator with lanes: which one
 };
 
 struct BufferArg {

@@ -408,15 +408,21 @@ Lowered Lowerer::lower_assign_scatter() {
 // the other dims (the first parallel), then the scanned dim serial,
 // accumulators carrying the running values (sums and products in PyTorch's
 // CPU acc_type, as the reference), stored at every step. Scanning the last
-// dim, one accumulator walks each row. Scanning another dim, a column walk
-// would touch a cache line per element: the last dim is cut into tiles of
-// kScanTile columns whose running values advance together, one row step
-// reading and writing a tile's consecutive elements, then the columns left
-// over one by one. A 1-D scan, or a 2-D scan of dim 0, runs on one thread.
-// The members of `group` scan one input along one dim (cummax's values and
-// positions): one kernel, one accumulator per combiner and column.
+// dim, one accumulator walks each row (a 1-D scan runs on one thread).
+// Scanning another dim, the kernel keeps a row of running values, one per
+// column of the last dim (an accumulator with lanes, in the kernel's
+// frame), and walks the scanned dim one row of the input at a time: every
+// step reads and writes a whole contiguous row, as a hand-written loop
+// does. Rows wider than the frame's budget (kScanRowBytes) go in blocks of
+// columns, each walking the scanned dim; with no other dim, those blocks
+// are the parallel loop. The members of `group` scan one input along one dim
+// (cummax's values and positions): one kernel, one accumulator per combiner.
 Lowered Lowerer::lower_scan(const std::vector<const Node*>& group) {
-  constexpr int64_t kScanTile = 16;
+  // The running values' bytes per kernel call, on its stack: 8192 float64
+  // sums (a [*, 8192] cumsum(0) walks whole rows). Walking a block of
+  // columns is 1.3-1.8x slower than walking whole rows (measured on the
+  // Zen 5 VM: [4096, 4096] cumsum(0), blocks of 2048 against whole rows).
+  constexpr int64_t kScanRowBytes = 64 << 10;
   const Node* x = root_.inputs[0].get();
   const int64_t d = root_.attrs.ints[0];
   for (const Node* g : group)
@@ -424,13 +430,15 @@ Lowered Lowerer::lower_scan(const std::vector<const Node*>& group) {
                          "a scan group scans one input along one dim");
   const int64_t r = root_.rank();
   const int64_t last = r - 1;
-  const bool tiled = d != last;
+  const bool columns = d != last;
   std::vector<int64_t> others;
   for (int64_t k = 0; k < r; ++k)
-    if (k != d && !(tiled && k == last)) others.push_back(k);
+    if (k != d && !(columns && k == last)) others.push_back(k);
   std::vector<Stmt> top;
   Idx idx(static_cast<size_t>(r));
-  std::vector<Stmt>* body = others.empty() ? single(top) : open_loops(&root_, others, idx, top, true);
+  std::vector<Stmt>* body = !others.empty() ? open_loops(&root_, others, idx, top, true)
+                            : columns       ? &top
+                                            : single(top);
   auto accumulator = [&](Op op) -> Accumulator {
     const DType dt = x->dtype;
     switch (op) {
@@ -451,68 +459,78 @@ Lowered Lowerer::lower_scan(const std::vector<const Node*>& group) {
     }
     return {};
   };
-  std::vector<int32_t> slots(group.size(), -1);  // after every input's slot: taken at the first store
-  // `lanes` running values over columns first + t of the last dim (or, not
-  // tiled, the one of this row), the scan loop inside `at`.
-  auto scan = [&](std::vector<Stmt>* at, ValueId first, int64_t lanes) {
-    // per lane: the accumulator of each member (members of one combiner
-    // share it), and the lane's distinct accumulators, each updated once
-    std::vector<std::vector<int32_t>> accs(static_cast<size_t>(lanes)), distinct(static_cast<size_t>(lanes));
-    for (int64_t t = 0; t < lanes; ++t)
-      for (const Node* g : group) {
-        const Accumulator a = accumulator(g->op);
-        int32_t id = -1;
-        for (const int32_t c : distinct[t])
-          if (k_.accs[static_cast<size_t>(c)].combiner == a.combiner) id = c;
-        if (id < 0) {
-          id = static_cast<int32_t>(k_.accs.size());
-          k_.accs.push_back(a);
-          distinct[t].push_back(id);
-          Stmt init{StmtKind::AccInit};
-          init.acc = id;
-          at->push_back(init);
-        }
-        accs[t].push_back(id);
-      }
-    Idx at_idx = idx;
-    at_idx[static_cast<size_t>(d)] = open_loop(at, size_of(&root_, d), root_.shape[static_cast<size_t>(d)], false);
-    for (int64_t t = 0; t < lanes; ++t) {
-      if (tiled) at_idx[static_cast<size_t>(last)] = iadd(first, iconst(t));
-      const ValueId in = value(x, at_idx);
-      for (const int32_t id : distinct[t]) {
-        const Accumulator& a = k_.accs[static_cast<size_t>(id)];
-        Stmt upd{StmtKind::AccUpdate};
-        upd.acc = id;
-        upd.value = cast(in, a.dtype);
-        if (keeps_position(a.combiner)) upd.index = at_idx[static_cast<size_t>(d)];
-        at->push_back(upd);
-      }
-      const ValueId flat = ravel(&root_, at_idx);
-      for (size_t j = 0; j < group.size(); ++j) {
-        const Node* g = group[j];
-        const bool position = g->op == Op::CumArgMax || g->op == Op::CumArgMin;
-        const int32_t id = accs[t][j];
-        Value running{position ? VOp::AccIndex : VOp::AccRead,
-                      position ? DType::Int64 : k_.accs[static_cast<size_t>(id)].dtype};
-        running.a = id;
-        const ValueId v = cast(add(running), g->dtype);
-        if (slots[j] < 0) slots[j] = output_slot(g->dtype);
-        store(at, slots[j], flat, v);
-      }
-    }
+  // The members' accumulators (members of one combiner share one) and the
+  // distinct ones, each updated once a step.
+  std::vector<Accumulator> kinds;
+  std::vector<size_t> kind_of;
+  for (const Node* g : group) {
+    const Accumulator a = accumulator(g->op);
+    size_t j = 0;
+    while (j < kinds.size() && kinds[j].combiner != a.combiner) ++j;
+    if (j == kinds.size()) kinds.push_back(a);
+    kind_of.push_back(j);
+  }
+  ValueId width = -1, lanes = -1, first = -1, cols = -1;
+  if (columns) {
+    int64_t lane_bytes = 0;
+    for (const Accumulator& a : kinds)
+      lane_bytes += static_cast<int64_t>(element_size(a.dtype)) + (keeps_position(a.combiner) ? 8 : 0);
+    const int64_t cap = kScanRowBytes / lane_bytes / 16 * 16;
+    width = size_of(&root_, last);
+    const ValueId capv = iconst(cap);
+    lanes = op2(VOp::Min, DType::Int64, width, capv);
+    const ValueId blocks = idiv(iadd(width, iconst(cap - 1)), capv);
+    const ValueId block = open_loop(body, blocks, (root_.shape[static_cast<size_t>(last)] + cap - 1) / cap,
+                                    others.empty());
+    first = imul(block, capv);
+    cols = op2(VOp::Min, DType::Int64, capv, op2(VOp::Sub, DType::Int64, width, first));
+  }
+  std::vector<int32_t> ids;
+  for (Accumulator a : kinds) {
+    a.lanes = lanes;
+    ids.push_back(static_cast<int32_t>(k_.accs.size()));
+    k_.accs.push_back(a);
+  }
+  // Opens the loop over a block's columns in *at (returning the lane), or
+  // none when the scan walks rows.
+  auto lane_loop = [&](std::vector<Stmt>*& at) {
+    return columns ? open_loop(at, cols, root_.shape[static_cast<size_t>(last)], false)
+                   : ValueId{-1};
   };
-  if (!tiled) {
-    scan(body, -1, 1);
-  } else {
-    const ValueId width = size_of(&root_, last);
-    const ValueId tiles = idiv(width, iconst(kScanTile));
-    std::vector<Stmt>* tile_body = body;
-    const ValueId tile = open_loop(tile_body, tiles, root_.shape[static_cast<size_t>(last)] / kScanTile, false);
-    scan(tile_body, imul(tile, iconst(kScanTile)), kScanTile);
-    const ValueId done = imul(tiles, iconst(kScanTile));
-    std::vector<Stmt>* rest_body = body;
-    const ValueId rest = open_loop(rest_body, op2(VOp::Sub, DType::Int64, width, done), kScanTile, false);
-    scan(rest_body, iadd(done, rest), 1);
+  {
+    std::vector<Stmt>* at = body;
+    const ValueId lane = lane_loop(at);
+    for (const int32_t id : ids) {
+      Stmt init{StmtKind::AccInit};
+      init.acc = id;
+      init.lane = lane;
+      at->push_back(init);
+    }
+  }
+  std::vector<Stmt>* at = body;
+  Idx at_idx = idx;
+  at_idx[static_cast<size_t>(d)] = open_loop(at, size_of(&root_, d), root_.shape[static_cast<size_t>(d)], false);
+  const ValueId lane = lane_loop(at);
+  if (columns) at_idx[static_cast<size_t>(last)] = iadd(first, lane);
+  const ValueId in = value(x, at_idx);
+  for (size_t j = 0; j < kinds.size(); ++j) {
+    Stmt upd{StmtKind::AccUpdate};
+    upd.acc = ids[j];
+    upd.lane = lane;
+    upd.value = cast(in, kinds[j].dtype);
+    if (keeps_position(kinds[j].combiner)) upd.index = at_idx[static_cast<size_t>(d)];
+    at->push_back(upd);
+  }
+  const ValueId flat = ravel(&root_, at_idx);
+  for (size_t j = 0; j < group.size(); ++j) {
+    const Node* g = group[j];
+    const bool position = g->op == Op::CumArgMax || g->op == Op::CumArgMin;
+    const int32_t id = ids[kind_of[j]];
+    Value running{position ? VOp::AccIndex : VOp::AccRead,
+                  position ? DType::Int64 : k_.accs[static_cast<size_t>(id)].dtype};
+    running.a = id;
+    running.args[0] = lane;
+    store(at, output_slot(g->dtype), flat, cast(add(running), g->dtype));
   }
   k_.body = std::move(top);
   work_ = root_.numel() * static_cast<int64_t>(group.size());

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include "tests/check_values.h"
+#include "jit/stats.h"
 #include "tests/jit_checks.h"
 
 using namespace kiln;
@@ -160,5 +161,67 @@ TEST_CASE("jit: cumprod, logcumsumexp, cummax and cummin equal the reference bit
   eval(v, i);
   CHECK(stats().kernels_launched - before == 1);  // one kernel computes both
   CHECK(kernels((y * 2 + 1).cumprod(1)) == 1);
+  set_num_threads(threads);
+}
+
+TEST_CASE("jit: a scan of an outer dim keeps a row of running values, walks whole rows, and splits wide rows into parallel blocks") {
+  const int threads = get_num_threads();
+  set_num_threads(2);
+  manual_seed(13);
+  // 8192 float64 sums fit the kernel's frame: 8229 columns are two blocks
+  // (the second of 37); cummax keeps 5456 values and positions, cumsum of
+  // float16 16384 float32 sums
+  Tensor x = (randn({6, 8229}) * 3).round();
+  x = where(rand({6, 8229}) < 0.05, std::nan(""), x);
+  x.eval();
+  for (DType dt : {kFloat32, kFloat64, kFloat16, kInt64, kBool}) {
+    CAPTURE(dtype_name(dt));
+    const Tensor xd = x.to(dt);
+    check_jit(xd.cumsum(0));
+    check_jit(std::get<0>(xd.cummax(0)));
+    check_jit(std::get<1>(xd.cummin(0)));
+    check_jit(xd.reshape({3, 2, 8229}).cumsum(1));          // a row per batch, the batch parallel
+    check_jit(xd.reshape({2, 3, 8229}).transpose(0, 1).cumsum(0) * 2);
+    if (is_floating_point(dt)) check_jit(xd.logcumsumexp(0));
+  }
+  check_jit(randn({3, 16390}).to(kFloat16).cumsum(0));
+  check_jit(randn({0, 9000}).cumsum(0));
+  check_jit(randn({5, 0}).cumsum(0));
+
+  // the kernel: one accumulator with lanes (as many as the row's columns,
+  // at most 8192), updated once a step in the loop over a row's columns,
+  // inside the loop over rows
+  const Tensor y = randn({64, 3000});
+  y.eval();
+  const jit::Schedule p = kiln_test::plan(y.cumsum(0));
+  REQUIRE(p.steps.size() == 1);
+  const jit::Kernel& k = p.steps[0].code->ir;
+  REQUIRE(k.accs.size() == 1);
+  CHECK(k.accs[0].lanes >= 0);
+  REQUIRE(k.body.size() == 1);
+  CHECK(k.body[0].parallel);  // the blocks of columns
+  int updates_in_row_loop = 0;
+  for (const jit::Stmt& rows : k.body[0].body)
+    if (rows.kind == jit::StmtKind::Loop)
+      for (const jit::Stmt& cols : rows.body)
+        if (cols.kind == jit::StmtKind::Loop)
+          for (const jit::Stmt& s : cols.body) updates_in_row_loop += s.kind == jit::StmtKind::AccUpdate && s.lane >= 0;
+  CHECK(updates_in_row_loop == 1);
+
+  // rows wider than one block run on both threads, with the same bits
+  auto parallel = [](const Tensor& t) {
+    reset_stats();
+    t.eval();
+    return jit::counters().parallel_launches.load();
+  };
+  const Tensor wide = randn({64, 20000});
+  wide.eval();
+  const Tensor two = wide.cumsum(0);
+  CHECK(parallel(two) == 1);
+  CHECK(parallel(randn({64, 4000}).cumsum(0)) == 0);  // one block
+  set_num_threads(1);
+  const Tensor one = wide.cumsum(0);
+  one.eval();
+  CHECK(one.equal(two));
   set_num_threads(threads);
 }

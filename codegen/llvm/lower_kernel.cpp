@@ -7,7 +7,9 @@
 // emitted guarded and rotated (preheader -> body/latch -> exit, one phi for
 // the induction variable, `lo < hi` checked once before entry), the form
 // LLVM's loop vectorizer expects; the parallel loop runs [begin, min(end,
-// extent)). Accumulators are allocas (promoted to phis by SROA).
+// extent)). Accumulators are allocas (promoted to phis by SROA); one with
+// lanes is an array alloca of its runtime count, made on entry (a
+// scan's row of running values, indexed by its lane).
 //
 // Values are emitted at their first use and cached per loop scope: a cached
 // value is reused wherever it dominates (same or enclosing scope, emitted
@@ -175,6 +177,8 @@ class Lowering {
           KILN_INTERNAL_ASSERT(v.a >= 0 && v.a < static_cast<int>(k_.accs.size()) &&
                                    (v.op == VOp::AccRead || keeps_position(k_.accs[v.a].combiner)),
                                "bad accumulator ", v.a);
+          KILN_INTERNAL_ASSERT((v.args[0] >= 0) == (k_.accs[v.a].lanes >= 0), "kernel ", k_.name,
+                               ": a read of accumulator ", v.a, " names a lane iff it has lanes");
           reads_accs_[id].set(v.a);
           break;
         case VOp::Add: case VOp::Sub: case VOp::Mul: case VOp::Div: case VOp::Mod:
@@ -212,13 +216,20 @@ class Lowering {
     begin_ = f->getArg(nb + 1);
     end_ = f->getArg(nb + 2);
     e_.b.SetInsertPoint(llvm::BasicBlock::Create(e_.ctx, "entry", f));
+    scopes_.emplace_back();
     for (const jit::Accumulator& a : k_.accs) {
+      // a row's count is computed here, in the entry block (params and
+      // constants only): the allocas are made once per call
+      llvm::Value* n = a.lanes >= 0 ? value(a.lanes) : nullptr;
       Acc acc;
-      acc.val = e_.b.CreateAlloca(repr_type(e_, a.dtype));
-      if (keeps_position(a.combiner)) acc.idx = e_.b.CreateAlloca(e_.i64());
+      acc.val = e_.b.CreateAlloca(repr_type(e_, a.dtype), n);
+      if (keeps_position(a.combiner)) acc.idx = e_.b.CreateAlloca(e_.i64(), n);
+      if (n) {
+        acc.val->setAlignment(llvm::Align(64));
+        if (acc.idx) acc.idx->setAlignment(llvm::Align(64));
+      }
       accs_.push_back(acc);
     }
-    scopes_.emplace_back();
     for (const Stmt& s : k_.body) stmt(s);
     e_.b.CreateRetVoid();
     return f;
@@ -310,7 +321,7 @@ class Lowering {
       case VOp::Philox: return emit_philox(e_, v, value(v.args[0]), param(v.a), param(v.b));
       case VOp::AccRead: return acc_read(v);
       case VOp::AccIndex:
-        return cast_value(e_, e_.b.CreateLoad(e_.i64(), accs_[v.a].idx), DType::Int64, v.dtype);
+        return cast_value(e_, e_.b.CreateLoad(e_.i64(), at(accs_[v.a].idx, v.args[0])), DType::Int64, v.dtype);
       default: break;
     }
     llvm::Value* args[3];
@@ -323,12 +334,18 @@ class Lowering {
   // ---- accumulators ----
   static bool is_arg(Combiner c) { return c == Combiner::ArgMax || c == Combiner::ArgMin; }
 
+  // An accumulator's storage (val or idx), or with lanes the lane's element.
+  llvm::Value* at(llvm::AllocaInst* slot, ValueId lane) {
+    if (lane < 0) return slot;
+    return e_.b.CreateInBoundsGEP(slot->getAllocatedType(), slot, value(lane));
+  }
+
   llvm::Value* acc_read(const jit::Value& v) {
     const jit::Accumulator& a = k_.accs[v.a];
     const Acc& acc = accs_[v.a];
     if (is_arg(a.combiner))
-      return cast_value(e_, e_.b.CreateLoad(e_.i64(), acc.idx), DType::Int64, v.dtype);
-    return cast_value(e_, e_.b.CreateLoad(repr_type(e_, a.dtype), acc.val), a.dtype, v.dtype);
+      return cast_value(e_, e_.b.CreateLoad(e_.i64(), at(acc.idx, v.args[0])), DType::Int64, v.dtype);
+    return cast_value(e_, e_.b.CreateLoad(repr_type(e_, a.dtype), at(acc.val, v.args[0])), a.dtype, v.dtype);
   }
 
   llvm::Value* identity(const jit::Accumulator& a) {
@@ -378,8 +395,8 @@ class Lowering {
 
   void acc_init(const Stmt& s) {
     const jit::Accumulator& a = k_.accs[s.acc];
-    e_.b.CreateStore(identity(a), accs_[s.acc].val);
-    if (keeps_position(a.combiner)) e_.b.CreateStore(e_.c64(-1), accs_[s.acc].idx);
+    e_.b.CreateStore(identity(a), at(accs_[s.acc].val, s.lane));
+    if (keeps_position(a.combiner)) e_.b.CreateStore(e_.c64(-1), at(accs_[s.acc].idx, s.lane));
   }
 
   void acc_update(const Stmt& s) {
@@ -389,7 +406,9 @@ class Lowering {
     const DType t = a.dtype;
     llvm::Value* x = value(s.value);
     const DType xt = k_.values[s.value].dtype;
-    llvm::Value* cur = b.CreateLoad(repr_type(e_, t), acc.val);
+    llvm::Value* val = at(acc.val, s.lane);
+    llvm::Value* idx = acc.idx ? at(acc.idx, s.lane) : nullptr;
+    llvm::Value* cur = b.CreateLoad(repr_type(e_, t), val);
     llvm::Value* next = nullptr;
     switch (a.combiner) {
       case Combiner::Sum:
@@ -432,11 +451,11 @@ class Lowering {
         KILN_INTERNAL_ASSERT(s.index >= 0, "kernel ", k_.name, ": ArgMax/ArgMin update without index");
         llvm::Value* v = cast_value(e_, x, xt, t);
         llvm::Value* pos = cast_value(e_, value(s.index), k_.values[s.index].dtype, DType::Int64);
-        llvm::Value* where = b.CreateLoad(e_.i64(), acc.idx);
+        llvm::Value* where = b.CreateLoad(e_.i64(), idx);
         llvm::Value* take = b.CreateOr(b.CreateICmpSLT(where, e_.c64(0)),
                                        beats(a.combiner == Combiner::ArgMax, t, v, cur));
         next = b.CreateSelect(take, v, cur);
-        b.CreateStore(b.CreateSelect(take, pos, where), acc.idx);
+        b.CreateStore(b.CreateSelect(take, pos, where), idx);
         break;
       }
       case Combiner::LogAddExp: {
@@ -463,7 +482,7 @@ class Lowering {
         // being one, v >= kept (<= for cummin); the first update always does
         llvm::Value* v = cast_value(e_, x, xt, t);
         llvm::Value* pos = cast_value(e_, value(s.index), k_.values[s.index].dtype, DType::Int64);
-        llvm::Value* where = b.CreateLoad(e_.i64(), acc.idx);
+        llvm::Value* where = b.CreateLoad(e_.i64(), idx);
         const bool is_max = a.combiner == Combiner::CumMax;
         llvm::Value* wins;
         if (is_float_dtype(t))
@@ -475,7 +494,7 @@ class Lowering {
         else wins = is_max ? b.CreateICmpSGE(v, cur) : b.CreateICmpSLE(v, cur);
         llvm::Value* take = b.CreateOr(b.CreateICmpSLT(where, e_.c64(0)), wins);
         next = b.CreateSelect(take, v, cur);
-        b.CreateStore(b.CreateSelect(take, pos, where), acc.idx);
+        b.CreateStore(b.CreateSelect(take, pos, where), idx);
         break;
       }
       case Combiner::All:
@@ -486,7 +505,7 @@ class Lowering {
         break;
       }
     }
-    b.CreateStore(next, acc.val);
+    b.CreateStore(next, val);
   }
 
   // ---- statements ----
@@ -509,6 +528,8 @@ class Lowering {
       case StmtKind::AccUpdate: {
         KILN_INTERNAL_ASSERT(s.acc >= 0 && s.acc < static_cast<int>(k_.accs.size()), "kernel ",
                              k_.name, ": bad accumulator ", s.acc);
+        KILN_INTERNAL_ASSERT((s.lane >= 0) == (k_.accs[s.acc].lanes >= 0), "kernel ", k_.name,
+                             ": a statement on accumulator ", s.acc, " names a lane iff it has lanes");
         if (s.kind == StmtKind::AccInit) acc_init(s);
         else acc_update(s);
         Bits accs;
