@@ -92,8 +92,7 @@ const Node* leading_reduction(const Node* owner, const NodeSet& mat) {
 bool reduces_other_rows(const Node& n, const Node* owner, const NodeSet& mat) {
   if (!reduces(n) || n.op == Op::Matmul) return false;
   const Node* lead = leading_reduction(owner, mat);
-  return lead && lead != &n &&
-         (n.inputs[0]->shape != lead->inputs[0]->shape || n.attrs.ints != lead->attrs.ints);
+  return lead && lead != &n && reduction_domain(n) != reduction_domain(*lead);
 }
 
 void merge_into(std::vector<const Node*>& into, const std::vector<const Node*>& from) {
@@ -167,7 +166,7 @@ void RowFusion::run(const Graph& g, NodeSet& mat, CutMap& cuts) {
   if (position_.empty()) {  // the first round: every node, from the outputs down
     for (size_t i = 0; i < g.order.size(); ++i) position_[g.order[i]] = i;
     for (auto it = g.order.rbegin(); it != g.order.rend(); ++it) visit(g, *it, mat, cuts);
-    known_ = mat;
+    logged_ = cuts.log.size();
     return;
   }
   // Later rounds: the nodes stored since, then below each node whose state
@@ -181,15 +180,14 @@ void RowFusion::run(const Graph& g, NodeSet& mat, CutMap& cuts) {
     queued[at->second] = true;
     todo.push(at->second);
   };
-  for (const Node* x : mat)
-    if (!known_.count(x)) enqueue(x);
+  for (; logged_ < cuts.log.size(); ++logged_) enqueue(cuts.log[logged_]);
   while (!todo.empty()) {
     const Node* n = g.order[todo.top()];
     todo.pop();
     if (visit(g, n, mat, cuts))
       for (const auto& in : n->inputs) enqueue(in.get());
   }
-  known_ = mat;
+  logged_ = cuts.log.size();
 }
 
 }  // namespace kiln::jit

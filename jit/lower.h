@@ -44,6 +44,17 @@ struct NeedMaterialize {
 
 using NodeSet = std::unordered_set<const Node*>;
 
+// What a reducing node (a Reduce node or an inline matmul) reduces: the
+// shape it folds and the dims of it that it folds. A row kernel runs over
+// its leading reduction's domain; a reduction over another domain is stored
+// (lowering asks for it; fuse-rows, fuse_rows.cpp, foresees it).
+struct ReductionDomain {
+  Shape full;
+  std::vector<int64_t> dims;
+  bool operator==(const ReductionDomain&) const = default;
+};
+ReductionDomain reduction_domain(const Node& n);
+
 // The kernel computing `out` (any op but a Matmul that matmul_inline rejects) whose inline region stops at
 // the nodes in `materialized` (and at nodes that already have values).
 // Assign: the copy of the base (first half); Cat: the part for input `part`.

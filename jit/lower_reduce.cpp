@@ -22,16 +22,18 @@
 #include "jit/lowerer.h"
 #include "kiln/error.h"
 
-namespace kiln::jit::lowering {
+namespace kiln::jit {
 
-Lowerer::Domain Lowerer::domain(const Node* n) {
-  if (n->op == Op::Matmul) {
-    Shape full = n->shape;
-    full.push_back(n->inputs[0]->shape.back());  // K
-    return {full, {n->rank()}};
+ReductionDomain reduction_domain(const Node& n) {
+  if (n.op == Op::Matmul) {
+    Shape full = n.shape;
+    full.push_back(n.inputs[0]->shape.back());  // K
+    return {full, {n.rank()}};
   }
-  return {n->inputs[0]->shape, n->attrs.ints};
+  return {n.inputs[0]->shape, n.attrs.ints};
 }
+
+namespace lowering {
 
 // The extent of dim d of n's domain, as a param of a real node. A
 // matmul's K up to kInlineMatmulMaxK is a constant: the decision depends
@@ -384,4 +386,5 @@ Lowered Lowerer::lower_rows(const std::vector<const Node*>& group, const std::ve
   return finish();
 }
 
-}  // namespace kiln::jit::lowering
+}  // namespace lowering
+}  // namespace kiln::jit

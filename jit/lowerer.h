@@ -235,13 +235,8 @@ class Lowerer {
     std::unordered_map<const Node*, int32_t> acc;
   } row_;
 
-  // What a reducing node (a Reduce node or an inline matmul) reduces: the
-  // shape it folds and the dims of it that it folds.
-  struct Domain {
-    Shape full;
-    std::vector<int64_t> dims;
-  };
-  static Domain domain(const Node* n);
+  using Domain = ReductionDomain;
+  static Domain domain(const Node* n) { return reduction_domain(*n); }
   ValueId domain_size(const Node* n, int64_t d);
   Idx keep_index(const Node* n, const Idx& idx);
 

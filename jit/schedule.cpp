@@ -350,8 +350,8 @@ Boundary boundary_of(const Node* n, const CutMap& cuts) {
   if (n->op == Op::Matmul && !matmul_inline(*n)) return {Cut::MatmulLibrary, "K > 16 and neither a thin nor a tiny product"};
   if (n->op == Op::Cat) return {Cut::Join};
   if (n->cls() == OpClass::Write) return {Cut::Write};
-  auto it = cuts.find(n);
-  KILN_INTERNAL_ASSERT(it != cuts.end(), "no reason recorded for storing ", op_name(n->op));
+  auto it = cuts.why.find(n);
+  KILN_INTERNAL_ASSERT(it != cuts.why.end(), "no reason recorded for storing ", op_name(n->op));
   return it->second;
 }
 
@@ -365,17 +365,16 @@ Boundary boundary_of(const Node* n, const CutMap& cuts) {
 struct LoweringMemo {
   std::unordered_map<const Node*, std::vector<Step>> steps;
   std::unordered_map<const Node*, std::vector<const Node*>> readers;  // inlined node -> stored nodes
-  NodeSet known;  // the stored set when stale entries were last dropped
+  size_t logged = 0;  // the stores (CutMap::log) seen when stale entries were last dropped
 
   void keep(const Node* n, const std::vector<Step>& lowered, const std::vector<const Node*>& inlined) {
     steps[n] = lowered;
     for (const Node* x : inlined) readers[x].push_back(n);
   }
   // Drops the entries whose kernels compute inline a node stored since.
-  void drop_stale(const NodeSet& mat) {
-    for (const Node* x : mat) {
-      if (!known.insert(x).second) continue;
-      auto it = readers.find(x);
+  void drop_stale(const CutMap& cuts) {
+    for (; logged < cuts.log.size(); ++logged) {
+      auto it = readers.find(cuts.log[logged]);
       if (it == readers.end()) continue;
       for (const Node* n : it->second) steps.erase(n);
       readers.erase(it);
@@ -387,7 +386,7 @@ struct LoweringMemo {
 bool lower_all(const Graph& g, NodeSet& mat, CutMap& cuts, const MatmulReads& reads, LoweringMemo& memo,
                std::vector<Step>& steps) {
   steps.clear();
-  memo.drop_stale(mat);
+  memo.drop_stale(cuts);
   try {
     for (const Node* n : g.order) {
       if (!mat.count(n)) continue;

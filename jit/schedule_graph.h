@@ -17,12 +17,18 @@ struct Graph {
   std::unordered_map<const Node*, std::vector<const Node*>> consumers;
 };
 
-// Why each stored node is stored: the first reason found wins.
-using CutMap = std::unordered_map<const Node*, Boundary>;
+// Why each stored node is stored (the first reason found wins), and the
+// order of the stores: a pass that keeps state across lowering rounds
+// (RowFusion, schedule.cpp's LoweringMemo) reads the log from where it
+// stopped, so a round's bookkeeping is proportional to its new stores.
+struct CutMap {
+  std::unordered_map<const Node*, Boundary> why;
+  std::vector<const Node*> log;  // each stored node once, in the order stored
+};
 
 inline void store(NodeSet& set, CutMap& cuts, const Node* n, Cut cut, const char* detail = "") {
-  set.insert(n);
-  cuts.emplace(n, Boundary{cut, detail});
+  if (set.insert(n).second) cuts.log.push_back(n);
+  cuts.why.emplace(n, Boundary{cut, detail});
 }
 
 // Math worth computing once rather than once per element that reads it:
@@ -53,7 +59,7 @@ class RowFusion {
 
   std::unordered_map<const Node*, State> state_;
   std::unordered_map<const Node*, size_t> position_;  // in g.order
-  NodeSet known_;  // the stored nodes the states account for
+  size_t logged_ = 0;  // the stores (CutMap::log) the states account for
 };
 
 }  // namespace kiln::jit
