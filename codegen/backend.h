@@ -4,6 +4,7 @@
 // and whose compile() throws kiln::Error. No LLVM type appears here.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,9 @@ class Backend {
   virtual jit::KernelFn load_object(const std::string& object, const std::string& symbol) {
     return nullptr;
   }
+  // How many objects the backend linked with a general-purpose linker (the
+  // LLVM backend: ORC's JITLink) because its own loader refused them.
+  virtual int64_t generic_links() const { return 0; }
 
   // The kinds of generated code this backend can show, and that code for
   // one kernel (kind: an index into code_kinds()). Rendering runs nothing and

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -18,6 +19,7 @@
 
 #include "codegen/backend.h"
 #include "jit/kernel_cache.h"
+#include "jit/schedule.h"
 #include "kiln/kiln.h"
 
 using namespace kiln;
@@ -208,4 +210,109 @@ TEST_CASE("disk cache: an unwritable cache directory is ignored") {
   run_and_check();
   CHECK(stats().kernels_compiled == 1);
   CHECK(stats().cache_hits_disk == 0);
+}
+
+namespace {
+
+// Every element of t as a double, NaN as a value of its own.
+std::vector<double> values(const Tensor& t) {
+  std::vector<double> v = t.to_vector<double>();
+  for (double& e : v)
+    if (std::isnan(e)) e = -1234567.0;
+  return v;
+}
+
+// n values from `start` in steps of 0.37, made on the host (no kernel).
+Tensor ramp_values(size_t n, double start) {
+  std::vector<double> v(n);
+  for (size_t k = 0; k < n; ++k) v[k] = start + 0.37 * static_cast<double>(k);
+  return tensor(v, kFloat32);
+}
+
+// The object and symbol of the cache file `f` (its header and key skipped).
+std::pair<std::string, std::string> object_of(const fs::path& f) {
+  const std::string data = slurp(f);
+  uint32_t key_len = 0;
+  std::memcpy(&key_len, data.data() + 12, 4);
+  return {data.substr(jit::kDiskCacheHeaderSize + key_len), "kiln_" + f.stem().string()};
+}
+
+}  // namespace
+
+TEST_CASE("disk cache: kernels load with kiln's own loader, compiled or from disk, and compute what ORC-linked code computes") {
+  if (backend_missing()) return;
+  codegen::Backend& be = codegen::cpu_backend();
+  manual_seed(21);
+  const Tensor a = randn({37, 53}), b = randn({37, 53}), c = randn({53}), i = randint(-9, 9, {37, 53});
+  eval(a, b, c, i);
+  // float32 math inline and through the twins (atan2, tan: calls out of the
+  // object), float64 math through libm, random numbers, rows, scans,
+  // transposed reads, integers, half precision
+  const std::vector<std::function<Tensor()>> graphs = {
+      [&] { return (a * b + c).relu() * (-a).exp(); },
+      [&] { return a.atan2(b) + a.tan(); },
+      [&] { return a.to(kFloat64).exp() + b.to(kFloat64).sin(); },
+      [&] {
+        manual_seed(22);
+        return randn({37, 53}) * a;
+      },
+      [&] { return a.softmax(1); },
+      [&] { return a.cumsum(0) + b.t().t(); },
+      [&] { return a.t() + b.t(); },
+      [&] { return (i * 3 + 1).remainder(7).sum(1); },
+      [&] { return a.to(kFloat16).sigmoid() * b.to(kFloat16); },
+  };
+  TempCache cache;
+  std::vector<std::vector<double>> compiled, loaded, orc;
+  const int64_t generic = be.generic_links();
+  for (const auto& g : graphs) compiled.push_back(values(g()));
+  CHECK(be.generic_links() == generic);  // compiled, then loaded by kiln's loader
+  jit::clear_memory_kernel_cache();
+  jit::clear_schedule_cache();
+  reset_stats();
+  for (const auto& g : graphs) loaded.push_back(values(g()));
+  CHECK(stats().cache_hits_disk >= static_cast<int64_t>(graphs.size()));
+  CHECK(stats().kernels_compiled == 0);
+  CHECK(be.generic_links() == generic);
+  ::setenv("KILN_LINKER", "orc", 1);
+  jit::clear_memory_kernel_cache();
+  jit::clear_schedule_cache();
+  reset_stats();
+  for (const auto& g : graphs) orc.push_back(values(g()));
+  ::unsetenv("KILN_LINKER");
+  CHECK(be.generic_links() - generic == stats().cache_hits_disk);
+  for (size_t k = 0; k < graphs.size(); ++k) {
+    CAPTURE(k);
+    CHECK(loaded[k] == compiled[k]);
+    CHECK(orc[k] == compiled[k]);
+  }
+}
+
+TEST_CASE("disk cache: a truncated or foreign object, or a symbol it lacks, loads nothing") {
+  if (backend_missing()) return;
+  codegen::Backend& be = codegen::cpu_backend();
+  TempCache cache;
+  const Tensor a = ramp_values(5, 0.3), b = ramp_values(5, -0.7);
+  (a.atan2(b) + a.tan()).eval();
+  REQUIRE(cache.files().size() == 1);
+  const auto [object, symbol] = object_of(cache.files()[0]);
+  const int64_t generic = be.generic_links();
+  CHECK(static_cast<bool>(be.load_object(object, symbol)));
+  CHECK(be.generic_links() == generic);
+  // each refused by kiln's loader, then by ORC's
+  int64_t refused = 0;
+  auto refuse = [&](const std::string& obj, const std::string& sym) {
+    ++refused;
+    return !be.load_object(obj, sym);
+  };
+  CHECK(refuse(object, symbol + "_other"));
+  for (size_t n = 0; n < object.size(); n += 1 + object.size() / 64) {
+    CAPTURE(n);
+    CHECK(refuse(object.substr(0, n), symbol));
+  }
+  std::string foreign = object;
+  const uint16_t aarch64 = 183;  // EM_AARCH64, at e_machine
+  std::memcpy(foreign.data() + 18, &aarch64, 2);
+  CHECK(refuse(foreign, symbol));
+  CHECK(be.generic_links() - generic == refused);
 }

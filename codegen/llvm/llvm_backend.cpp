@@ -4,8 +4,9 @@
 // (lower_kernel.cpp), verifies it, runs kiln's kernel pass pipeline
 // (pipeline.cpp: inline, clean up, hoist, vectorize), optionally prints
 // the optimized IR and the assembly (of a clone), emits the module as a
-// relocatable object (pipeline.cpp's emit_code), links it into the JIT and
-// looks the symbol up. Library
+// relocatable object (pipeline.cpp's emit_code) and loads it with kiln's
+// own loader (object_loader.h), or links it into ORC's JIT when that
+// loader refuses it. Library
 // calls the code needs (libm for float64 math, memset / memcpy) resolve
 // against the running process, the lane functions' twins (runtime_math.h)
 // to their addresses. compile_object / load_object serve the disk
@@ -21,11 +22,15 @@
 // FP semantics: no fast-math flags anywhere and FP-op fusion set to Strict,
 // so the machine code rounds every operation exactly as the reference
 // evaluator does.
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -48,6 +53,7 @@
 
 #include "codegen/backend.h"
 #include "codegen/llvm/emitter.h"
+#include "codegen/llvm/object_loader.h"
 #include "codegen/llvm/pipeline.h"
 #include "kiln/error.h"
 
@@ -163,6 +169,11 @@ class LLVMBackend final : public Backend {
     for (const auto& [name, address] : llvmcg::lane_fn_twins())
       twins[jit_->mangleAndIntern(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
                                             llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
+    resolve_ = [twins = llvmcg::lane_fn_twins()](std::string_view name) -> void* {
+      for (const auto& [twin, address] : twins)
+        if (name == twin) return address;
+      return ::dlsym(RTLD_DEFAULT, std::string(name).c_str());
+    };
     if (llvm::Error err = jit_->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(twins)))) {
       init_error_ = take_error(std::move(err));
       jit_.reset();
@@ -178,6 +189,7 @@ class LLVMBackend final : public Backend {
   }
 
   const char* name() const override { return "llvm"; }
+  int64_t generic_links() const override { return generic_links_.load(); }
   bool available() const override { return jit_ != nullptr; }
   std::string target_id() const override { return target_id_; }
 
@@ -297,10 +309,19 @@ class LLVMBackend final : public Backend {
     return mod;
   }
 
-  // Links an object into a JITDylib of its own (linked against the process's
-  // symbols: libm, memset) and looks `symbol` up; on failure removes the
-  // JITDylib, sets *err and returns nullptr. Called under mu_.
+  // Loads an object with kiln's loader (object_loader.h: the twins by
+  // address, other externals from the process: libm, memset), or, when it
+  // refuses the object, links it with ORC into a JITDylib of its own
+  // (linked against the same symbols) and looks `symbol` up; on failure
+  // removes the JITDylib, sets *err and returns nullptr. Called under mu_.
   jit::KernelFn load_locked(const std::string& object, const std::string& symbol, std::string* err) {
+    // KILN_LINKER=orc: every object through ORC (to compare, or to debug)
+    const char* linker = std::getenv("KILN_LINKER");
+    std::string refused;
+    if (!(linker && std::string_view(linker) == "orc"))
+      if (void* fn = llvmcg::load_kernel_object(object, symbol, resolve_, &refused))
+        return reinterpret_cast<jit::KernelFn>(fn);
+    ++generic_links_;
     auto jd = jit_->createJITDylib("kiln_obj_" + std::to_string(serial_++));
     if (!jd) {
       *err = take_error(jd.takeError());
@@ -353,6 +374,8 @@ class LLVMBackend final : public Backend {
   std::unique_ptr<llvm::orc::JITTargetMachineBuilder> jtmb_;
   std::unique_ptr<llvm::orc::LLJIT> jit_;
   std::mutex mu_;  // held while linking into jit_
+  llvmcg::SymbolResolver resolve_;  // what kiln's loader links kernels against
+  std::atomic<int64_t> generic_links_{0};
   std::atomic<uint64_t> serial_{0};
 };
 
