@@ -4,7 +4,17 @@
 // iteration stops calling malloc after its first iteration. The pool keeps
 // at most kPoolLimit bytes (KILN_POOL_MB overrides) and is emptied before an
 // allocation is reported as failed.
+//
+// A block of kHugeFrom bytes or more is a whole number of 2 MiB pages,
+// 2 MiB aligned, and asks the kernel for transparent huge pages
+// (madvise(MADV_HUGEPAGE): in the THP mode "madvise", the default of Debian
+// and of the machines kiln is measured on, nothing else gets them). A fresh
+// 64 MiB buffer then costs 32 page faults instead of 16384 (about 6 ms
+// instead of 200 on the VM of issue 3), and kernels streaming through it
+// miss the TLB 512x less often.
 #include "core/buffer.h"
+
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <atomic>
@@ -24,9 +34,22 @@ namespace kiln {
 namespace {
 std::atomic<int64_t> g_live_bytes{0}, g_peak_bytes{0}, g_allocations{0};
 
+constexpr size_t kHugePage = size_t{2} << 20;
+constexpr size_t kHugeFrom = size_t{4} << 20;
+
 size_t rounded_size(size_t bytes) {
+  if (bytes >= kHugeFrom) return (bytes + kHugePage - 1) / kHugePage * kHugePage;
   size_t r = (bytes + 63) / 64 * 64;
   return r == 0 ? 64 : r;
+}
+
+// A new block of `rounded` bytes (rounded_size), or nullptr.
+void* new_block(size_t rounded) {
+  if (rounded < kHugeFrom) return std::aligned_alloc(64, rounded);
+  void* p = std::aligned_alloc(kHugePage, rounded);
+  // advice only: a kernel without THP says no, and the block still serves
+  if (p) (void)::madvise(p, rounded, MADV_HUGEPAGE);
+  return p;
 }
 
 class Pool {
@@ -96,10 +119,10 @@ std::shared_ptr<Buffer> Buffer::allocate(DType dtype, int64_t numel, Device devi
   const size_t bytes = static_cast<size_t>(numel) * esize;
   const size_t rounded = rounded_size(bytes);
   void* p = pool().take(rounded);
-  if (!p) p = std::aligned_alloc(64, rounded);
+  if (!p) p = new_block(rounded);
   if (!p) {
     pool().release();
-    p = std::aligned_alloc(64, rounded);
+    p = new_block(rounded);
   }
   KILN_CHECK(p != nullptr, "allocate", "out of memory: could not allocate ", bytes,
              " bytes (", numel, " elements of ", dtype_name(dtype), ") on ", device.str());

@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -174,4 +176,46 @@ TEST_CASE("memory: graph nodes cached in the free lists are not reported as leak
 #ifdef KILN_TEST_LSAN
   CHECK(__lsan_do_recoverable_leak_check() == 0);
 #endif
+}
+
+namespace {
+
+// The VmFlags of the mapping of /proc/self/smaps that holds address p ("" if none).
+std::string vm_flags_at(const void* p) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  bool inside = false;
+  for (std::string line; std::getline(smaps, line);) {
+    unsigned long lo = 0, hi = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2 && line.find(':') > line.find(' ')) {
+      inside = a >= lo && a < hi;
+      continue;
+    }
+    if (inside && line.rfind("VmFlags:", 0) == 0) return line;
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("memory: buffers of 4 MiB and more are whole 2 MiB pages, 2 MiB aligned, advised for transparent huge pages") {
+  const Tensor big = zeros({16, 1 << 20});  // 64 MiB
+  big.eval();
+  const void* p = big.data_ptr();
+  CHECK(reinterpret_cast<uintptr_t>(p) % (uintptr_t{2} << 20) == 0);
+  const std::string flags = vm_flags_at(p);
+  CAPTURE(flags);
+  REQUIRE(!flags.empty());
+  CHECK(flags.find(" hg") != std::string::npos);  // VM_HUGEPAGE: madvise(MADV_HUGEPAGE)
+  const int64_t live = memory_stats().live_bytes;
+  {
+    const Tensor odd = zeros({(int64_t{5} << 20) / 4 + 1});  // 5 MiB + 4 bytes: three 2 MiB pages
+    odd.eval();
+    CHECK(reinterpret_cast<uintptr_t>(odd.data_ptr()) % (uintptr_t{2} << 20) == 0);
+    CHECK(memory_stats().live_bytes - live == int64_t{6} << 20);
+  }
+  const Tensor small = zeros({1000});  // below 4 MiB: 64-byte aligned, the heap's
+  small.eval();
+  CHECK(reinterpret_cast<uintptr_t>(small.data_ptr()) % 64 == 0);
+  CHECK(memory_stats().live_bytes - live == 4032);  // 4000 bytes in 64-byte units
 }
