@@ -50,9 +50,10 @@ namespace kiln::jit {
 // arithmetic; 23: float32 log too; 24: and sigmoid; 25: sin / cos / tan
 // reduce by Cody-Waite below 2^24, their polynomials by FMA; 26: full
 // vectors of tail-folded loops load and store unmasked; 27: atan reduced to
-// tan(pi/16), Taylor by FMA; 28: accumulators with lanes), so objects compiled by
+// tan(pi/16), Taylor by FMA; 28: accumulators with lanes; 29: float32 tanh in float
+// arithmetic), so objects compiled by
 // an older kiln are rebuilt, never loaded.
-inline constexpr uint32_t kDiskCacheVersion = 28;
+inline constexpr uint32_t kDiskCacheVersion = 29;
 inline constexpr size_t kDiskCacheHeaderSize = 32;
 
 // The compiled function for k: from memory, from disk, or compiled now

@@ -70,7 +70,7 @@ bool is_vector_math(const jit::Value& v) {
 // The float32 lane functions computed in float arithmetic (float_math.cpp);
 // the others widen to double.
 bool in_float_arithmetic(VOp op) {
-  return op == VOp::Exp || op == VOp::Erf || op == VOp::Log || op == VOp::Sigmoid;
+  return op == VOp::Exp || op == VOp::Erf || op == VOp::Log || op == VOp::Sigmoid || op == VOp::Tanh;
 }
 
 // Whether v is computed by a call into libm (elementwise.cpp: float64 math).

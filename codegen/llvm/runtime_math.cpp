@@ -267,7 +267,9 @@ KILN_TWIN float kiln_rt_expf(float v) {
   return nan_to_itself(v, res);
 }
 
-KILN_TWIN float kiln_rt_sigmoidf(float v) {
+namespace {
+// float_math.cpp's sigmoid_core: 1 / (1 + e^-v), compensated; NaN not handled.
+inline float sigmoid_core(float v) {
   const ExpfParts x = expf_parts(-v);
   const float ph = 1.0f + x.q;
   const float pl = (1.0f - ph) + x.q;
@@ -279,9 +281,11 @@ KILN_TWIN float kiln_rt_sigmoidf(float v) {
   float s = 1.0f / dh;
   const float err = std::fma(-dh, s, 1.0f) - dl * s;
   s = std::fma(s, err, s);
-  s = dh == kInfF ? 0.0f : s;
-  return nan_to_itself(v, s);
+  return dh == kInfF ? 0.0f : s;
 }
+}  // namespace
+
+KILN_TWIN float kiln_rt_sigmoidf(float v) { return nan_to_itself(v, sigmoid_core(v)); }
 
 KILN_TWIN float kiln_rt_logf(float v) {
   using namespace kiln::codegen::llvmcg;
@@ -316,11 +320,14 @@ KILN_TWIN float kiln_rt_cosf(float v) {
 }
 
 KILN_TWIN float kiln_rt_tanhf(float v) {
-  double a = std::fabs(static_cast<double>(v));
-  a = a > 20.0 ? 20.0 : a;
-  const double em1 = expm1_double(a + a);
-  const double th = em1 / (em1 + 2.0);
-  float res = static_cast<float>(th);
+  using namespace kiln::codegen::llvmcg;
+  const float a = std::fabs(v);
+  const float z = a * a;
+  float p = kTanhPolyF[0];
+  for (size_t i = 1; i < std::size(kTanhPolyF); ++i) p = std::fma(p, z, kTanhPolyF[i]);
+  const float small = std::fma(a * z, p, a);
+  const float large = std::fma(-2.0f, sigmoid_core(-2.0f * a), 1.0f);
+  const float res = a < kTanhSmallF ? small : large;
   return nan_to_itself(v, odd_in(v, res));
 }
 

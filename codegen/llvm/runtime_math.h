@@ -30,6 +30,11 @@ inline constexpr float kErfcxF[12] = {-4.402369598e-07f, 1.634873684e-06f,  -3.6
                                       2.493815310e-02f,  -7.434733957e-02f, 2.108063549e-01f};
 // float32 log (float_math.cpp, logf_body): FreeBSD e_logf.c's R(s^2)
 // coefficients Lg1..Lg4 and two-part ln 2.
+// float32 tanh: below kTanhSmallF, x + x^3 P(x^2) with P's coefficients
+// from the highest power (Cephes' tanhf); above, from sigmoid.
+inline constexpr float kTanhSmallF = 0.625f;
+inline constexpr float kTanhPolyF[5] = {-5.70498872745e-3f, 2.06390887954e-2f, -5.37397155531e-2f,
+                                        1.33314422036e-1f, -3.33332819422e-1f};
 inline constexpr float kLogLg[4] = {0.66666662693f, 0.40000972152f, 0.28498786688f, 0.24279078841f};
 inline constexpr float kLn2HiLogF = 6.9313812256e-01f;
 inline constexpr float kLn2LoLogF = 9.0580006145e-06f;
