@@ -193,9 +193,5 @@ llvm::Function* lower_kernel(Emitter& e, const jit::Kernel& k, const std::string
 // (a row kernel: softmax) that evaluates inline math polynomials, nor for
 // one that draws random numbers (the Philox rounds are a loop inside it).
 bool hoist_machine_invariants(const jit::Kernel& k);
-// Whether k has a loop that advances several accumulators side by side (a
-// scan's tile of columns: jit/lower.cpp), which the SLP vectorizer turns
-// into vector sums (see pipeline.cpp).
-bool advances_accumulators_together(const jit::Kernel& k);
 
 }  // namespace kiln::codegen::llvmcg

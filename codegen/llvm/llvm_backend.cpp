@@ -305,7 +305,7 @@ class LLVMBackend final : public Backend {
     llvm::raw_string_ostream vos(verify_msg);
     KILN_INTERNAL_ASSERT(!llvm::verifyModule(*mod, &vos), "kernel ", k.name,
                          " lowered to invalid LLVM IR: ", vos.str());
-    llvmcg::optimize_kernel(*mod, &tm, llvmcg::advances_accumulators_together(k));
+    llvmcg::optimize_kernel(*mod, &tm);
     return mod;
   }
 

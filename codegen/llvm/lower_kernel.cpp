@@ -814,19 +814,4 @@ bool hoist_machine_invariants(const jit::Kernel& k) {
   return !draws && (inner < 2 || std::none_of(k.values.begin(), k.values.end(), is_vector_math));
 }
 
-bool advances_accumulators_together(const jit::Kernel& k) {
-  // several updates, each running value stored in the same body (a row
-  // reduction's accumulators are read after their loop, not stored in it)
-  auto walk = [&](auto&& self, const std::vector<Stmt>& body) -> bool {
-    int updates = 0, stores = 0;
-    for (const Stmt& c : body) {
-      if (c.kind == StmtKind::AccUpdate) ++updates;
-      if (c.kind == StmtKind::Store) ++stores;
-      if (c.kind == StmtKind::Loop && self(self, c.body)) return true;
-    }
-    return updates > 1 && stores >= updates;
-  };
-  return walk(walk, k.body);
-}
-
 }  // namespace kiln::codegen::llvmcg

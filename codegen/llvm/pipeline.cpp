@@ -45,7 +45,6 @@
 #include <llvm/Transforms/Scalar/SimplifyCFG.h>
 #include <llvm/Transforms/Utils/BasicBlockUtils.h>
 #include <llvm/Transforms/Vectorize/LoopVectorize.h>
-#include <llvm/Transforms/Vectorize/SLPVectorizer.h>
 
 #include <algorithm>
 #include <memory>
@@ -195,7 +194,7 @@ struct UnmaskFullVectors : llvm::PassInfoMixin<UnmaskFullVectors> {
 
 }  // namespace
 
-void optimize_kernel(llvm::Module& m, llvm::TargetMachine* tm, bool slp) {
+void optimize_kernel(llvm::Module& m, llvm::TargetMachine* tm) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -247,15 +246,6 @@ void optimize_kernel(llvm::Module& m, llvm::TargetMachine* tm, bool slp) {
   }
   after.addPass(UnmaskFullVectors());
   after.addPass(StrengthReduceStridedLoops());
-  // A scan of an inner dim advances a tile of running sums per row step:
-  // independent scalar chains over consecutive columns, which the loop
-  // vectorizer cannot widen (each chain is a recurrence) and the SLP
-  // vectorizer packs into vector adds. Only there: elsewhere it found
-  // nothing and cost compile time.
-  if (slp) {
-    after.addPass(llvm::SLPVectorizerPass());
-    after.addPass(llvm::InstCombinePass());
-  }
   declare_vector_variants(m, *tm);
   llvm::ModulePassManager mpm;
   mpm.addPass(llvm::AlwaysInlinerPass());

@@ -11,8 +11,7 @@ namespace kiln::codegen::llvmcg {
 
 // Runs the kernel pipeline on m, for tm's target (cost model of the
 // vectorizer). m holds one exported kernel and its always-inline body.
-// slp: run the SLP vectorizer too (independent scalar chains side by side).
-void optimize_kernel(llvm::Module& m, llvm::TargetMachine* tm, bool slp = false);
+void optimize_kernel(llvm::Module& m, llvm::TargetMachine* tm);
 
 // Generates m's machine code with tm into os: a relocatable object, or
 // assembly text. `hoist_invariants` false leaves out early machine LICM
