@@ -203,10 +203,14 @@ TEST_CASE("memory: buffers of 4 MiB and more are whole 2 MiB pages, 2 MiB aligne
   big.eval();
   const void* p = big.data_ptr();
   CHECK(reinterpret_cast<uintptr_t>(p) % (uintptr_t{2} << 20) == 0);
+  // VM_HUGEPAGE (madvise(MADV_HUGEPAGE)) shows as "hg" in the mapping's
+  // VmFlags, where the kernel has transparent huge pages and says so
   const std::string flags = vm_flags_at(p);
   CAPTURE(flags);
-  REQUIRE(!flags.empty());
-  CHECK(flags.find(" hg") != std::string::npos);  // VM_HUGEPAGE: madvise(MADV_HUGEPAGE)
+  if (flags.empty() || !std::ifstream("/sys/kernel/mm/transparent_hugepage/enabled"))
+    MESSAGE("skipped: this kernel shows no transparent huge pages or no VmFlags");
+  else
+    CHECK(flags.find(" hg") != std::string::npos);
   const int64_t live = memory_stats().live_bytes;
   {
     const Tensor odd = zeros({(int64_t{5} << 20) / 4 + 1});  // 5 MiB + 4 bytes: three 2 MiB pages
