@@ -6,14 +6,19 @@
 // per spatial dim, [N, C, O..., K...]. avg_pool sums the K dims (one fused
 // reduction kernel that reads the input once) and divides by PyTorch's
 // per-window count, arange arithmetic fused in the same kernel. max_pool
-// takes max(-1) over each window dim, the last first, so the first maximum
-// in row-major window order wins a tie, as PyTorch's max_pool kernels; its
-// gradient goes to that maximum through the flat input positions
+// folds a window of up to 27 elements elementwise, one tap after another in
+// row-major order, as PyTorch's CPU kernel (one kernel over the output, the
+// taps read through views); a larger one takes max(-1) over each window dim,
+// the last first. Either way the first maximum in row-major window order
+// wins a tie, as PyTorch's max_pool kernels (a NaN wins over any number:
+// the fold keeps the last NaN's position, as PyTorch's CPU kernel, max(-1)
+// the first). Its gradient goes to that maximum through the flat input positions
 // with_indices returns (one scatter: MaxPool2DWithIndicesBackward0; amax
 // would share it among the ties). adaptive_avg_pool
 // of a dim whose size the output divides is an avg_pool; otherwise its
 // windows differ in length and it is a matmul with the [O, I] averaging
 // matrix along that dim.
+#include <algorithm>
 #include <limits>
 #include <string>
 #include <tuple>
@@ -92,15 +97,20 @@ Pool plan_pool(const Tensor& input, int64_t k, const Shape& kernel, const Shape&
 
 // The windows of `input` padded with `value`: [*, C, O..., K...].
 Tensor windows(const Tensor& input, const Pool& p, double value) {
+  const int64_t first = input.dim() - p.k;
+  // rows past the last window (a negative pad after) are cut by a slice,
+  // not by pad's gather: the windows stay a strided view of the input
+  Tensor cropped = input;
   Shape pads;
   bool any = false;
   for (int64_t j = p.k - 1; j >= 0; --j) {
+    const int64_t after = p.pad_after[j];
+    if (after < 0) cropped = cropped.narrow(first + j, 0, input.size(first + j) + after);
     pads.push_back(p.padding[j]);
-    pads.push_back(p.pad_after[j]);
-    any = any || p.padding[j] != 0 || p.pad_after[j] != 0;
+    pads.push_back(std::max<int64_t>(after, 0));
+    any = any || p.padding[j] != 0 || after > 0;
   }
-  Tensor w = any ? pad(input, pads, PadMode::Constant, value) : input;
-  const int64_t first = input.dim() - p.k;
+  Tensor w = any ? pad(cropped, pads, PadMode::Constant, value) : cropped;
   for (int64_t j = 0; j < p.k; ++j) {
     w = w.unfold(first + j, p.dilation[j] * (p.kernel[j] - 1) + 1, p.stride[j]);
     if (p.dilation[j] > 1) w = w.slice(-1, 0, std::nullopt, p.dilation[j]);
@@ -117,6 +127,10 @@ Tensor positions_along(const Pool& p, int64_t j, int64_t rank, Device device) {
 }
 
 std::tuple<Tensor, Tensor> max_pool_values(const Tensor& input, const Pool& p, bool indices, const char* op);
+
+// Windows of at most this many elements take their maximum as an
+// elementwise fold (max_pool_values); larger ones as max(-1) per window dim.
+constexpr int64_t kFoldedWindow = 27;
 
 // The gradient goes to each window's maximum through the flat positions
 // (PyTorch's MaxPool2DWithIndicesBackward0: one scatter), not back through
@@ -142,8 +156,52 @@ std::tuple<Tensor, Tensor> max_pool(const Tensor& input, int64_t k, const Shape&
   return {values, indices ? at : Tensor()};
 }
 
+// The first flat input position of each window, (o_j * stride_j - pad_j)
+// along each spatial dim j, as an int64 tensor of shape [*, O...] (broadcast).
+Tensor window_starts(const Tensor& input, const Pool& p, int64_t rank) {
+  Tensor flat = zeros({}, TensorOptions(DType::Int64).device(input.device()));
+  int64_t scale = 1;
+  for (int64_t j = p.k - 1; j >= 0; --j) {
+    flat = flat + (positions_along(p, j, rank, input.device()) * p.stride[j] - p.padding[j]) * scale;
+    scale *= input.size(input.dim() - p.k + j);
+  }
+  return flat;
+}
+
 std::tuple<Tensor, Tensor> max_pool_values(const Tensor& input, const Pool& p, bool indices, const char* op) {
   const int64_t k = p.k;
+  const int64_t taps = Shape(p.kernel).numel();
+  if (taps <= kFoldedWindow) {
+    // An elementwise fold over the window's positions in row-major order,
+    // PyTorch's loop: a value replaces the maximum when it is larger or NaN
+    // (so the last NaN's position is kept, as PyTorch's CPU kernel). One
+    // kernel over the output reads each tap through a view of the input
+    // (no reduction loop of a few elements per output, and the taps' loads
+    // vectorize along the output's last dim).
+    const Tensor w = windows(input, p, -std::numeric_limits<double>::infinity());
+    Tensor best, at;
+    Shape tap(static_cast<size_t>(k), 0);
+    for (int64_t t = 0; t < taps; ++t) {
+      Tensor v = w;
+      int64_t offset = 0, scale = 1;  // the tap's flat offset from its window's start
+      for (int64_t j = k - 1; j >= 0; --j) {
+        v = v.select(-1, tap[j]);
+        offset += tap[j] * p.dilation[j] * scale;
+        scale *= input.size(input.dim() - k + j);
+      }
+      if (t == 0) {
+        best = v;
+        if (indices) at = zeros_like(v, TensorOptions(DType::Int64));
+      } else {
+        const Tensor take = v.gt(best).logical_or(v.isnan());
+        best = where(take, v, best);
+        if (indices) at = where(take, Scalar(offset), at);
+      }
+      for (int64_t j = k - 1; j >= 0 && ++tap[j] == p.kernel[j]; --j) tap[j] = 0;
+    }
+    if (!indices) return {best, Tensor()};
+    return {best, window_starts(input, p, best.dim()) + at};
+  }
   // max(-1) per window dim, the last first: the first maximum of each row,
   // then the first row holding the largest: the first maximum in row-major
   // window order, as PyTorch's kernel finds it
@@ -154,15 +212,13 @@ std::tuple<Tensor, Tensor> max_pool_values(const Tensor& input, const Pool& p, b
   // the winner's offset along window dim j: along[j] ([*, O..., K0 ..
   // K(j-1)]) read at the best K(j-1) for each K0 .. K(j-2), then at the best
   // K(j-2), ...
-  Tensor flat = zeros({}, TensorOptions(DType::Int64).device(input.device()));
+  Tensor flat = window_starts(input, p, values.dim());
   int64_t scale = 1;
   for (int64_t j = k - 1; j >= 0; --j) {
     Tensor kj = along[j];
     for (int64_t i = j - 1; i >= 0; --i)
       kj = gather_node(kj, kj.dim() - 1, along[i].unsqueeze(-1), op).squeeze(-1);
-    const Tensor pos = positions_along(p, j, values.dim(), input.device()) * p.stride[j] - p.padding[j] +
-                       kj * p.dilation[j];
-    flat = flat + pos * scale;
+    flat = flat + kj * (p.dilation[j] * scale);
     scale *= input.size(input.dim() - k + j);
   }
   return {values, flat};

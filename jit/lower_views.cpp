@@ -1,15 +1,35 @@
 // Lowering views (AsStrided nodes): the index of a view's input read at
 // the view's index. Broadcasts and reshapes adding or dropping size-1 dims
 // map dim by dim exactly; a strided slice of a value computed inline maps
-// each dim on its own (no division), and so does a permutation of one;
-// so does a view whose every dim steps along one dim of the input (unfold's
-// windows, a diagonal); anything else goes through the flat position in the
-// input's row-major layout.
+// each dim on its own (no division), and so does a permutation of one; so
+// does a view whose every dim steps along one dim of the input (unfold's
+// windows, a diagonal); anything else goes through the flat position in
+// the input's row-major layout. A slice of a buffer that steps by a small
+// constant (kConstantStepMax) along some dim reads through the buffer's own
+// sizes, its steps and phases constants: a pooling window's taps are loads
+// that differ by constants (LLVM's interleaved groups, not gathers).
 #include <cstdint>
 
 #include "jit/lowerer.h"
 
 namespace kiln::jit::lowering {
+
+namespace {
+
+// Whether view n of x (of x's rank) steps by a constant step > 1 along
+// some dim of x (x[:, ::2], a pooling tap): slice_of reads it with
+// constant steps and phases.
+bool strided_slice(const Node* n, const Node* x) {
+  if (x->rank() != n->rank()) return false;
+  const Shape xs = contiguous_strides(x->shape);
+  for (int64_t d = 0; d < n->rank(); ++d) {
+    const int64_t st = n->attrs.ints[1 + d];
+    if (n->shape[d] > 1 && st > xs[d] && st % xs[d] == 0 && st / xs[d] <= kConstantStepMax) return true;
+  }
+  return false;
+}
+
+}  // namespace
 
 ValueId Lowerer::view(const Node* n, const Idx& idx) {
   const Node* x = n->inputs[0].get();
@@ -55,12 +75,21 @@ ValueId Lowerer::view(const Node* n, const Idx& idx) {
   if (!stored(x)) {
     Idx xi;
     if (slice_of(n, x, idx, xi) || permutation_of(n, x, idx, xi) || strided_of(n, x, idx, xi)) return value(x, xi);
+  } else if (Idx xi; strided_slice(n, x) && slice_of(n, x, idx, xi)) {
+    // a strided slice of a buffer: read through x's own sizes (shared by
+    // every view of x in the kernel) and constant steps and phases, so
+    // the taps of a pooling window differ by constants
+    return value(x, xi);
   }
   // General: the flat position in x's row-major layout.
   ValueId flat = a[0] == 0 ? iconst(0) : param(n, kViewOffset, 0, a[0]);
   for (int64_t d = 0; d < rank; ++d) {
     int64_t st = a[1 + d];
-    ValueId sv = st == 0 ? iconst(0) : (st == 1 && d == rank - 1) ? iconst(1) : param(n, kViewStride, d, st);
+    // the last dim's step within x's last dim (x[:, ::2], a window's
+    // stride) is a constant of the kernel (kConstantStepMax); a larger
+    // stride there is a size's (a transpose's), a param
+    const bool step = d == rank - 1 && st <= kConstantStepMax && xr > 0 && st < x->shape.back();
+    ValueId sv = st == 0 ? iconst(0) : (st == 1 && d == rank - 1) || step ? iconst(st) : param(n, kViewStride, d, st);
     flat = iadd(flat, imul(idx[d], sv));
   }
   if (stored(x)) return load(x, flat);
@@ -68,7 +97,8 @@ ValueId Lowerer::view(const Node* n, const Idx& idx) {
 }
 
 // Whether view n of x is x[o_d + i_d * step_d] dim by dim; if so xi gets
-// x's index. Steps and starts are runtime params (shape-generic kernels).
+// x's index. Starts and steps above kConstantStepMax are runtime params
+// (shape-generic kernels); smaller steps are constants.
 bool Lowerer::slice_of(const Node* n, const Node* x, const Idx& idx, Idx& xi) {
   const auto& a = n->attrs.ints;
   const int64_t rank = n->rank();
@@ -91,8 +121,14 @@ bool Lowerer::slice_of(const Node* n, const Node* x, const Idx& idx, Idx& xi) {
   for (int64_t d = 0; d < rank; ++d) {
     ValueId i = idx[d];
     if (n->shape[d] == 1) i = iconst(0);
-    else if (step[d] != 1 || x->shape[d] != n->shape[d]) i = imul(i, param(n, kSliceStep, d, step[d]));
-    xi[d] = a[0] == 0 ? i : iadd(i, param(n, kSliceStart, d, start[d]));
+    else if (step[d] <= kConstantStepMax) i = step[d] == 1 ? i : imul(i, iconst(step[d]));
+    else i = imul(i, param(n, kSliceStep, d, step[d]));
+    // a start within a constant step (x[1::2], a pooling tap's phase) is a
+    // constant too: taps differing by constants form LLVM's interleaved
+    // groups (one wide load and shuffles), not a gather each
+    const bool phase = step[d] > 1 && step[d] <= kConstantStepMax && start[d] <= kConstantStepMax;
+    if (start[d] == 0) xi[d] = i;
+    else xi[d] = iadd(i, phase ? iconst(start[d]) : param(n, kSliceStart, d, start[d]));
   }
   return true;
 }
@@ -168,7 +204,9 @@ bool Lowerer::strided_of(const Node* n, const Node* x, const Idx& idx, Idx& xi) 
       const int64_t c = step[d][k];
       if (c == 0) continue;
       // one param per (view dim, x dim): kSliceStep's index d * xr + k
-      xi[k] = iadd(xi[k], c == 1 ? idx[d] : imul(idx[d], param(n, kSliceStep, d * xr + k, c)));
+      xi[k] = iadd(xi[k], c == 1              ? idx[d]
+                          : c <= kConstantStepMax ? imul(idx[d], iconst(c))
+                                                  : imul(idx[d], param(n, kSliceStep, d * xr + k, c)));
     }
   return true;
 }

@@ -6,7 +6,8 @@
 // A value is built by `value(node, idx)`: node's value at the multi-index idx
 // (Values of the loop variables), expanded recursively through every node
 // computed inline. Sizes and strides are runtime params, never constants, so
-// a kernel serves every shape of its structure. Values are hash-consed, so a
+// a kernel serves every shape of its structure (but for views' small steps:
+// kConstantStepMax). Values are hash-consed, so a
 // node read twice at the same index is computed once. The per-value helpers
 // (add, value, the index arithmetic) are defined here, inline: they run for
 // every value built.
@@ -29,6 +30,16 @@ using Idx = std::vector<ValueId>;
 
 // The side of a square tile of a kernel with transposed reads (open_tiles).
 inline constexpr int64_t kTransposeTile = 32;
+
+// A view's step along a dim (x[:, ::2], a pooling window's or a strided
+// convolution's stride) up to this is a constant of the kernel, not a
+// param: LLVM vectorizes a loop reading at a constant stride (its
+// interleaved loads: one wide load and shuffles per tap), while a runtime
+// stride other than 1 runs the loop one element at a time (it versions the
+// loop only for a stride of 1). Steps are the user's (a slice's, a
+// window's), not sizes: a new shape of the same views compiles nothing new;
+// a new step does.
+inline constexpr int64_t kConstantStepMax = 8;
 
 enum ParamTag : int { kSize, kStride, kViewStride, kViewOffset, kSliceStart, kSliceStep, kCatOffset, kData };
 
@@ -160,8 +171,9 @@ class Lowerer {
   }
   // Row-major flat position of idx in n's shape.
   ValueId ravel(const Node* n, const Idx& idx) {
-    ValueId flat = iconst(0);
-    for (size_t d = 0; d < idx.size(); ++d) flat = iadd(imul(flat, size_of(n, static_cast<int64_t>(d))), idx[d]);
+    if (idx.empty()) return iconst(0);
+    ValueId flat = idx[0];  // (the outermost size never multiplies: no param for it)
+    for (size_t d = 1; d < idx.size(); ++d) flat = iadd(imul(flat, size_of(n, static_cast<int64_t>(d))), idx[d]);
     return flat;
   }
   Idx unravel(const Node* n, ValueId flat) {

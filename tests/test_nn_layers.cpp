@@ -232,26 +232,59 @@ TEST_CASE("nn: batch_norm, instance_norm and group_norm as PyTorch, running stat
   }
 }
 
+TEST_CASE("nn: max_pool2d with NaNs and ties as PyTorch CPU: a NaN wins with the last NaN index and a tie with the first") {
+  const double n = kiln_test::kNaN;
+  const Tensor x = tensor(std::vector<float>{0.5, 1.0, 1.0, -2.0, NAN, 3.0, 0.0,  //
+                                             1.0, 0.25, NAN, 1.0, 3.0, NAN, -1.0,  //
+                                             -0.5, 1.0, 2.0, 2.0, -3.0, 0.0, 0.0,  //
+                                             2.0, -1.0, 2.0, 0.5, 1.5, 1.5, NAN,   //
+                                             0.0, 0.0, -4.0, 1.0, 1.5, 0.75, 1.0})
+                       .reshape({1, 1, 5, 7});
+  // PyTorch 1.13: torch.nn.functional.max_pool2d(x, ..., return_indices=True)
+  auto [v2, i2] = max_pool2d_with_indices(x, {2});
+  CHECK_T(v2, kFloat32, {1, 1, 2, 3}, {1.0, n, n, 2.0, 2.0, 1.5});
+  CHECK_T(i2, kInt64, {1, 1, 2, 3}, {1, 9, 12, 21, 16, 25});
+  auto [v3, i3] = max_pool2d_with_indices(x, {3}, {2}, {1});
+  CHECK_T(v3, kFloat32, {1, 1, 3, 4}, {1.0, n, n, n, 2.0, n, n, n, 2.0, 2.0, 1.5, n});
+  CHECK_T(i3, kInt64, {1, 1, 3, 4}, {1, 9, 12, 12, 21, 9, 12, 27, 21, 23, 25, 27});
+  auto [vc, ic] = max_pool2d_with_indices(x, {2, 3}, {1}, {1, 1}, {1}, true);
+  CHECK_T(vc, kFloat32, {1, 1, 6, 7}, {1.0, 1.0, 1.0, n, n, n, 3.0, 1.0, n, n, n, n, n, n, 1.0, n, n, n, n, n, n, 2.0, 2.0, 2.0, 2.0, 2.0, n, n, 2.0, 2.0, 2.0, 2.0, 1.5, n, n, 0.0, 0.0, 1.0, 1.5, 1.5, 1.5, 1.0});
+  CHECK_T(ic, kInt64, {1, 1, 6, 7}, {1, 1, 1, 4, 4, 4, 5, 1, 9, 9, 9, 12, 12, 12, 7, 9, 9, 9, 12, 12, 12, 21, 16, 16, 16, 17, 27, 27, 21, 21, 23, 23, 25, 27, 27, 28, 28, 31, 32, 32, 32, 34});
+  kiln_test::check_jit(ic);
+}
+
 TEST_CASE("nn: layers fuse: a pooling window is one kernel, a convolution an im2col copy, BLAS and its epilogue") {
   const Tensor x = data({2, 4, 9, 8}), w = data({6, 4, 3, 3}, 1), b = data({6}, 2);
   x.eval(), w.eval(), b.eval();
   // pad's gathers and mask, the window view and the reduction: one kernel;
-  // max_pool2d takes the maximum of each window row, then of the rows (ties
-  // to the first in row-major order, as PyTorch): two
-  CHECK(kiln_test::kernels(max_pool2d(x, {2})) == 2);
-  CHECK(kiln_test::kernels(max_pool2d(x, {3}, {2}, {1}, {1}, true)) == 2);
-  CHECK(kiln_test::kernels(std::get<1>(max_pool2d_with_indices(x, {2}))) == 2);
+  // max_pool2d of a window of up to 27 elements folds its taps in one
+  // elementwise kernel, indices with them; a larger window takes the
+  // maximum of each window row, then of the rows (ties to the first in
+  // row-major order, as PyTorch): two
+  CHECK(kiln_test::kernels(max_pool2d(x, {2})) == 1);
+  CHECK(kiln_test::kernels(max_pool2d(x, {3}, {2}, {1}, {1}, true)) == 1);
+  CHECK(kiln_test::kernels(std::get<1>(max_pool2d_with_indices(x, {2}))) == 1);
+  CHECK(kiln_test::kernels(max_pool2d(x, {6}, {2})) == 2);
+  // a 2 x 2 window's taps read x at steps of 2 from constant phases, all
+  // through x's own sizes: the kernel's params are the output's 4 extents
+  // and x's 3 inner sizes (one start and 4 strides more for each tap's view
+  // when they were params: 19), so the taps' loads differ by constants
+  CHECK(kiln_test::plan(max_pool2d(x, {2})).steps.back().code->ir.num_params == 7);
   CHECK(kiln_test::kernels(avg_pool2d(x.relu(), {2})) == 1);
   CHECK(kiln_test::kernels(pad(x, {1, 2, 2, 1}, PadMode::Reflect) * 2) == 1);
   CHECK(kiln_test::kernels(pad(x, {1, 2, 2, 1}, PadMode::Constant, 3.0).exp()) == 1);
   CHECK(kiln_test::kernels(adaptive_avg_pool2d(x, {1})) == 1);
   CHECK(kiln_test::kernels(batch_norm(x, Tensor(), Tensor(), Tensor(), Tensor(), true)) == 1);
   CHECK(kiln_test::kernels(group_norm(x, 2)) == 1);
-  // im2col copy, the batched BLAS call, then bias, relu and the pooling's rows
+  // im2col copy, the batched BLAS call, then bias, relu and the pooling
   CHECK(kiln_test::kernels(conv2d(x, w, b, {1}, {1})) == 3);
-  CHECK(kiln_test::kernels(max_pool2d(conv2d(x, w, b, {1}, {1}).relu(), {2})) == 4);
+  CHECK(kiln_test::kernels(max_pool2d(conv2d(x, w, b, {1}, {1}).relu(), {2})) == 3);
   // compiled kernels and the IR interpreter against the reference evaluator
   kiln_test::check_jit(max_pool2d(x, {3}, {2}, {1}, {2}, true));
+  kiln_test::check_jit(max_pool2d(x, {6}, {2}));
+  kiln_test::check_jit(std::get<1>(max_pool3d_with_indices(x.unsqueeze(0), {3}, {2}, {1})));
+  kiln_test::check_jit(max_pool2d(x.slice(3, 1, std::nullopt, 2), {2}, {1}));
+  kiln_test::check_jit(x.slice(3, 1, std::nullopt, 2) * 2 + x.slice(3, 0, 7, 2) + x.slice(2, 3, std::nullopt, 3).sum(2, true).slice(3, 0, 4));
   kiln_test::check_jit(std::get<1>(max_pool2d_with_indices(x, {3, 2}, {2, 1}, {1}, {1, 2}, true)));
   kiln_test::check_jit(avg_pool2d(x, {3}, {2}, {1}, true, false));
   kiln_test::check_jit(pad(x, {2, 1, 1, 2}, PadMode::Circular) + pad(x, {2, 1, 1, 2}, PadMode::Replicate));

@@ -606,8 +606,15 @@ class Lowering {
     const bool widening = widening_reduction(s);
     const bool wide_lane_sum = widening && e_.wide_vectors && evaluates_float_math(s, varying);
     const bool wide_move = e_.wide_vectors && !short_loop(s) && moves_float32_only(s, varying);
-    const int interleave =
-        wide_lane_sum ? 1 : widening || wide_move ? 2 : (short_loop(s) || computes.lane_math) ? 1 : 0;
+    // A loop reading at a constant step > 1 (a pooling window's taps, x[:, ::2])
+    // loads its interleaved groups as several wide vectors already: one
+    // copy of the body a step, or a row as short as a CNN's (16) never
+    // reaches the vector loop.
+    const bool strided = innermost && reads_strided(s, varying);
+    const int interleave = wide_lane_sum || strided ? 1
+                           : widening || wide_move  ? 2
+                           : (short_loop(s) || computes.lane_math) ? 1
+                                                                    : 0;
     // A loop calling libm (float64 math) runs the calls one lane at a time,
     // each spilling the vector registers live across it: 4 lanes ran as fast
     // as the 8 LLVM picks and cost a third less compile time (measured on
@@ -756,6 +763,18 @@ class Lowering {
     }
     return !any_value(s, varying, true, [&](const jit::Value& v) {
       return calls_lane_fn(v) || calls_libm(v) || (v.op == VOp::Load && k_.buffers[v.a].dtype != DType::Float32);
+    });
+  }
+
+  // Whether innermost loop s reads at a constant step > 1 along its index
+  // (i * c in an index, c a constant step of a view: kConstantStepMax).
+  bool reads_strided(const Stmt& s, const std::vector<bool>& varying) const {
+    return any_value(s, varying, true, [&](const jit::Value& v) {
+      if (v.op != VOp::Mul) return false;
+      const jit::Value& a = k_.values[v.args[0]];
+      const jit::Value& b = k_.values[v.args[1]];
+      return (a.op == VOp::LoopIndex && a.a == s.loop && b.op == VOp::IntConst && b.i > 1) ||
+             (b.op == VOp::LoopIndex && b.a == s.loop && a.op == VOp::IntConst && a.i > 1);
     });
   }
 
