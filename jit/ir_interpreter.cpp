@@ -229,7 +229,9 @@ class Interp {
         if (fp) r.f = v.f;
         else r.i = v.i;
         return norm(dt, r);
-      case VOp::Load: return read(bufs_[v.a], k_.buffers[v.a].dtype, arg(0).i);
+      case VOp::Load:  // a guarded load reads only where its guard holds
+        if (v.args[1] >= 0 && !arg(1).i) return arg(2);
+        return read(bufs_[v.a], k_.buffers[v.a].dtype, arg(0).i);
       case VOp::Cast: return convert(argdt(0), dt, arg(0));
       case VOp::AccRead: {
         const Acc& a = slot(v.a, v.args[0]);

@@ -113,7 +113,10 @@ std::string value_text(const Kernel& k, ValueId id) {
       if (is_floating_point(v.dtype)) os << ' ' << v.f;
       else os << ' ' << v.i;
       break;
-    case VOp::Load: os << " buf" << v.a << "[v" << v.args[0] << ']'; break;
+    case VOp::Load:
+      os << " buf" << v.a << "[v" << v.args[0] << ']';
+      if (v.args[1] >= 0) os << " if v" << v.args[1] << " else v" << v.args[2];
+      break;
     case VOp::Philox:
       os << ' ' << op_name(v.random_op) << " seed=p" << v.a << " offset=p" << v.b << " at v"
          << v.args[0];

@@ -25,7 +25,10 @@
 //     Float32 is f32, Float64 is f64. Index values (LoopIndex, Param, IntConst
 //     and the arithmetic on them) are Int64.
 //   * Load reads element `index` of a buffer of the buffer's dtype and widens
-//     it as above. Store narrows a value to the buffer's dtype with the
+//     it as above. A guarded Load (args[1], a Bool, and args[2], a value of
+//     the Load's dtype) reads only where args[1] holds and is args[2]
+//     elsewhere, where its index may be out of range (constant padding's
+//     read: lower_guard.cpp). Store narrows a value to the buffer's dtype with the
 //     reference's cast rules (cast_value): float -> integer truncates toward
 //     zero (NaN and out-of-range give INT64_MIN before wrapping), anything ->
 //     bool is != 0 (NaN -> true), to float16/bfloat16 rounds to nearest even.
@@ -84,7 +87,7 @@ enum class VOp : uint8_t {
   IntConst,   // i (Int64)
   Const,      // a scalar of `dtype`: f for floating dtypes, i for integers and bool
   // memory
-  Load,       // a = buffer slot, args[0] = element index (Int64)
+  Load,       // a = buffer slot, args[0] = element index (Int64); guarded: args[1] (Bool) >= 0, see above
   // elementwise math; operand dtypes equal the result dtype unless stated
   Add, Sub, Mul, Div, Mod, Pow, Atan2, Max, Min,
   Neg, Abs, Exp, Expm1, Log, Log1p, Sqrt, Rsqrt, Sin, Cos, Tanh, Erf, Sigmoid, Relu,

@@ -120,8 +120,8 @@ ValueId Lowerer::compute(const Node* n, const Idx& idx) {
     case Op::Gt: return binary(VOp::Gt, n, idx);
     case Op::Ge: return binary(VOp::Ge, n, idx);
     case Op::Where:
-      return op3(VOp::Where, dt, value(n->inputs[0].get(), idx), value(n->inputs[1].get(), idx),
-                 value(n->inputs[2].get(), idx));
+      return where(dt, value(n->inputs[0].get(), idx), value(n->inputs[1].get(), idx),
+                   value(n->inputs[2].get(), idx));
     case Op::AsStrided: return view(n, idx);
     case Op::Sum:
     case Op::Prod:

@@ -13,6 +13,7 @@
 // every value built.
 #pragma once
 
+#include <limits>
 #include <map>
 #include <string>
 #include <tuple>
@@ -40,6 +41,11 @@ inline constexpr int64_t kTransposeTile = 32;
 // window's), not sizes: a new shape of the same views compiles nothing new;
 // a new step does.
 inline constexpr int64_t kConstantStepMax = 8;
+
+// The range a guard keeps an index value in (lower_guard.cpp).
+struct GuardBounds {
+  int64_t lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
+};
 
 enum ParamTag : int { kSize, kStride, kViewStride, kViewOffset, kSliceStart, kSliceStep, kCatOffset, kData };
 
@@ -229,6 +235,11 @@ class Lowerer {
   ValueId binary(VOp op, const Node* n, const Idx& idx);
   ValueId int_division(VOp op, const Node* n, const Idx& idx);  // Div, Fmod of integers
   ValueId linspace(const Node* n, const Idx& idx);
+
+  // ---- lower_guard.cpp: where(inside, x[clamp(e)], fill) as a guarded load ----
+  ValueId where(DType dt, ValueId cond, ValueId a, ValueId b);
+  ValueId unclamped(ValueId id, const std::unordered_map<ValueId, GuardBounds>& bounds,
+                    std::unordered_map<ValueId, ValueId>& memo, int depth);
 
   // ---- lower_views.cpp ----
   ValueId view(const Node* n, const Idx& idx);

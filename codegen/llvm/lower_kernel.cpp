@@ -205,6 +205,7 @@ class Lowering {
     e_.set_common_attrs(f);
     f->addFnAttr(llvm::Attribute::AlwaysInline);
     const unsigned nb = static_cast<unsigned>(k_.buffers.size());
+    if (k_.num_params > 0) f->addDereferenceableParamAttr(nb, static_cast<uint64_t>(k_.num_params) * 8);
     for (unsigned i = 0; i <= nb; ++i) {
       f->addParamAttr(i, llvm::Attribute::NoAlias);
       f->addParamAttr(i, llvm::Attribute::NoCapture);
@@ -244,6 +245,13 @@ class Lowering {
     for (unsigned i = 0; i < 2; ++i) {
       f->addParamAttr(i, llvm::Attribute::NoCapture);
       f->addParamAttr(i, llvm::Attribute::ReadOnly);
+    }
+    // every param readable anywhere: a param read only under a guard
+    // (guarded_load's index, sunk into its block) still hoists out of the
+    // loop instead of turning into a masked gather of the same slot
+    if (k_.num_params > 0) {
+      f->addDereferenceableParamAttr(1, static_cast<uint64_t>(k_.num_params) * 8);
+      f->addParamAttr(1, llvm::Attribute::getWithAlignment(e_.ctx, llvm::Align(8)));
     }
     b.SetInsertPoint(llvm::BasicBlock::Create(e_.ctx, "entry", f));
     std::vector<llvm::Value*> args;
@@ -315,6 +323,7 @@ class Lowering {
       case VOp::Const: return const_value(e_, v.dtype, v.f, v.i);
       case VOp::Load: {
         const DType bt = k_.buffers[v.a].dtype;
+        if (v.args[1] >= 0) return guarded_load(v);
         llvm::Value* x = load_widen(e_, bufs_[v.a], value(v.args[0]), bt);
         return cast_value(e_, x, bt, v.dtype);
       }
@@ -329,6 +338,31 @@ class Lowering {
     for (ValueId a : v.args)
       if (a >= 0) args[n++] = value(a);
     return emit_elementwise(e_, v, k_.values[v.args[0]].dtype, llvm::ArrayRef(args, n));
+  }
+
+  // A guarded load (kernel_ir.h): the read in a block of its own, taken
+  // where the guard holds; the loop vectorizer turns the block into a
+  // masked load at the (affine) index.
+  llvm::Value* guarded_load(const jit::Value& v) {
+    auto& b = e_.b;
+    const DType bt = k_.buffers[v.a].dtype;
+    llvm::Value* at = value(v.args[0]);
+    llvm::Value* guard = value(v.args[1]);
+    llvm::Value* other = value(v.args[2]);
+    llvm::BasicBlock* from = b.GetInsertBlock();
+    llvm::Function* f = from->getParent();
+    llvm::BasicBlock* read = llvm::BasicBlock::Create(e_.ctx, "guarded", f);
+    llvm::BasicBlock* join = llvm::BasicBlock::Create(e_.ctx, "guarded.join", f);
+    b.CreateCondBr(guard, read, join);
+    b.SetInsertPoint(read);
+    llvm::Value* x = cast_value(e_, load_widen(e_, bufs_[v.a], at, bt), bt, v.dtype);
+    llvm::BasicBlock* read_end = b.GetInsertBlock();
+    b.CreateBr(join);
+    b.SetInsertPoint(join);
+    llvm::PHINode* phi = b.CreatePHI(x->getType(), 2);
+    phi->addIncoming(x, read_end);
+    phi->addIncoming(other, from);
+    return phi;
   }
 
   // ---- accumulators ----
