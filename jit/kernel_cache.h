@@ -51,10 +51,10 @@ namespace kiln::jit {
 // reduce by Cody-Waite below 2^24, their polynomials by FMA; 26: full
 // vectors of tail-folded loops load and store unmasked; 27: atan reduced to
 // tan(pi/16), Taylor by FMA; 28: accumulators with lanes; 29: float32 tanh in float
-// arithmetic; 30: loops reading at a constant step run one copy a step; 31:
-// guarded loads, params dereferenceable), so objects compiled by
+// arithmetic; 30: loops reading at a constant step run one copy a step; 31, 32:
+// guarded loads, params dereferenceable, no gathers without a guard), so objects compiled by
 // an older kiln are rebuilt, never loaded.
-inline constexpr uint32_t kDiskCacheVersion = 31;
+inline constexpr uint32_t kDiskCacheVersion = 32;
 inline constexpr size_t kDiskCacheHeaderSize = 32;
 
 // The compiled function for k: from memory, from disk, or compiled now
