@@ -438,7 +438,20 @@ class Gen {
     if (a < 0) return;
     const Shape xs = var(a).sizes();
     const int64_t d = uni(0, static_cast<int64_t>(xs.size()) - 1);
-    const int64_t kind = uni(0, 8);
+    const int64_t kind = uni(0, 9);
+    if (kind == 9) {  // constant padding of the last one or two dims (negative pads crop)
+      const int64_t dims = std::min<int64_t>(static_cast<int64_t>(xs.size()), uni(1, 2));
+      Shape pads;
+      for (int64_t k = 0; k < 2 * dims; ++k) pads.push_back(uni(-1, 3));
+      const double value = coin() ? 0.0 : 1.5;
+      Instr ins;
+      ins.reads = {a};
+      ins.text = def("kiln::pad(" + vname(a) + ", Shape" + shape_text(pads) + ", kiln::PadMode::Constant, " +
+                     std::to_string(value) + ")");
+      ins.run = [a, pads, value](Env& e) { return kiln::pad(e.vars[a], pads, kiln::PadMode::Constant, value); };
+      emit(std::move(ins));
+      return;
+    }
     if (kind == 8) {  // sorted along d: positions (an ulp of an inexact input may swap them) or values
       const std::string D = std::to_string(d);
       const bool desc = coin();
