@@ -80,7 +80,7 @@ ValueId Lowerer::unclamped(ValueId id, const std::unordered_map<ValueId, GuardBo
 }
 
 ValueId Lowerer::where(DType dt, ValueId cond, ValueId a, ValueId b) {
-  const Value& x = val(a);
+  const Value x = val(a);  // a copy: unclamped() adds values (the vector may move)
   if (x.op == VOp::Load && x.args[1] < 0 && x.dtype == dt && val(b).dtype == dt) {
     std::unordered_map<ValueId, GuardBounds> bounds;
     conjunct_bounds(k_, cond, bounds);

@@ -257,7 +257,7 @@ TEST_CASE("nn: layers fuse: a pooling window is one kernel, a convolution an im2
   const Tensor x = data({2, 4, 9, 8}), w = data({6, 4, 3, 3}, 1), b = data({6}, 2);
   x.eval(), w.eval(), b.eval();
   // pad's gathers and mask, the window view and the reduction: one kernel;
-  // max_pool2d of a window of up to 27 elements folds its taps in one
+  // max_pool2d of a window of up to 9 elements folds its taps in one
   // elementwise kernel, indices with them; a larger window takes the
   // maximum of each window row, then of the rows (ties to the first in
   // row-major order, as PyTorch): two
