@@ -9,6 +9,7 @@
 //                    vectorizer, scalar twins (runtime_math.cpp) elsewhere
 //   philox.cpp       Philox4x32-10 and the random maps of core/philox.h
 //   lower_kernel.cpp loops, stores, accumulators and the value DAG of a kernel
+//   loop_hints.cpp   the vectorizer's hints for each innermost loop
 //   llvm_backend.cpp the Backend: O3 pipeline, ORC LLJIT, IR / asm dumps
 //
 // Representation of a Value of each DType (kernel_ir.h): Bool is i1; UInt8,
@@ -188,6 +189,19 @@ std::vector<const LaneFn*> philox_lane_fns();
 // ---- lower_kernel.cpp ----
 // Defines `symbol` with the KernelFn signature in e.mod, computing k.
 llvm::Function* lower_kernel(Emitter& e, const jit::Kernel& k, const std::string& symbol);
+
+// ---- loop_hints.cpp ----
+// The loop metadata an innermost loop's latch carries (0 / false: LLVM's
+// own choice): llvm.loop.interleave.count, llvm.loop.vectorize.width and
+// llvm.loop.vectorize.predicate.enable (a masked last vector, no scalar
+// remainder).
+struct LoopHints {
+  int interleave = 0;
+  int width = 0;
+  bool fold_tail = false;
+};
+// The hints for loop statement s of k; wide_vectors: Emitter::wide_vectors.
+LoopHints loop_hints(const jit::Kernel& k, const jit::Stmt& s, bool wide_vectors);
 // Whether code generation hoists loop invariants out of k's loops (early
 // machine LICM; see pipeline.cpp): not for a kernel of several inner loops
 // (a row kernel: softmax) that evaluates inline math polynomials, nor for

@@ -35,55 +35,6 @@ using jit::VOp;
 
 namespace {
 
-// Ops lowered to inline polynomials (float_math.cpp) or, for random
-// numbers, to Philox rounds and a transform (philox.cpp).
-bool is_vector_math(const jit::Value& v) {
-  switch (v.op) {
-    case VOp::Exp:
-    case VOp::Log:
-    case VOp::Sin:
-    case VOp::Cos:
-    case VOp::Tanh:
-    case VOp::Expm1:
-    case VOp::Log1p:
-    case VOp::Erf:
-    case VOp::Tan:
-    case VOp::Asin:
-    case VOp::Acos:
-    case VOp::Atan:
-    case VOp::Sinh:
-    case VOp::Cosh:
-    case VOp::Asinh:
-    case VOp::Acosh:
-    case VOp::Atanh:
-    case VOp::Log2:
-    case VOp::Log10:
-    case VOp::Exp2:
-    case VOp::Atan2:
-    case VOp::Sigmoid:
-    case VOp::Pow:
-    case VOp::Philox: return true;
-    default: return false;
-  }
-}
-
-// The float32 lane functions computed in float arithmetic (float_math.cpp);
-// the others widen to double.
-bool in_float_arithmetic(VOp op) {
-  return op == VOp::Exp || op == VOp::Erf || op == VOp::Log || op == VOp::Sigmoid || op == VOp::Tanh;
-}
-
-// Whether v is computed by a call into libm (elementwise.cpp: float64 math).
-bool calls_libm(const jit::Value& v) {
-  return v.op != VOp::Philox && is_vector_math(v) && v.dtype == DType::Float64;
-}
-
-// Whether v is computed by a lane function (vector_variants.cpp: float32
-// math, the Philox generator).
-bool calls_lane_fn(const jit::Value& v) {
-  return v.op == VOp::Philox || (is_vector_math(v) && computes_in_float(v.dtype));
-}
-
 // A set of small ids (buffer slots or accumulators) as bits.
 struct Bits {
   std::vector<uint64_t> w;
@@ -620,94 +571,8 @@ class Lowering {
     llvm::Value* next = b.CreateAdd(iv, e_.c64(1), tag + ".next", /*HasNUW=*/true, /*HasNSW=*/true);
     iv->addIncoming(next, b.GetInsertBlock());
     llvm::BranchInst* latch = b.CreateCondBr(b.CreateICmpSLT(next, hi), body, exit);
-    // A float32 sum into a float64 accumulator: LLVM's default (4 vectors
-    // of 8 doubles per iteration, 128 bytes, loads folded into the
-    // conversions) ran at half the memory bandwidth here (Zen 5; measured:
-    // 4.2 ms against 2.2 ms for 4096 x 4096 row sums); 2 vectors do not.
-    // A float32 sum of lane function values (softmax's exp(x - max)) where
-    // 512-bit vectors run at full clock: 16 lanes, one copy of the
-    // polynomial a step, not the 2 x 8 lanes LLVM picks (two copies in
-    // 256-bit registers): 1.1-1.5x faster on Sapphire Rapids (softmax
-    // [64, 4096] 0.81x the time, x.exp().sum(1) 0.67x), a twentieth fewer
-    // instructions to compile. Its 16 partial sums add up in the same order
-    // as the 2 x 8 (the wide vector's halves first).
-    // A loop of at most a tile's extent (min(32, rest)): one vector per
-    // iteration, else the vector loop is longer than the whole loop and
-    // never runs.
-    // A loop evaluating a float32 lane function (vector_variants.cpp) runs
-    // one vector per iteration: the vectorizer sees a call, not the
-    // polynomial behind it, and would interleave up to four copies of it
-    // (pow: 4 x 4 lanes of double arithmetic, a third more compile time
-    // than the 8 lanes of one copy it picked for the inline body, for no
-    // more throughput: the polynomial's own operations keep the core busy).
-    // A loop that only moves and combines float32 values (x * 2, a row's
-    // max, softmax's normalizing multiply) where 512-bit vectors run at
-    // full clock: 2 x 16 lanes a step, not the 4 x 8 LLVM picks, the same
-    // 32 elements an iteration in half the instructions to select and to
-    // run (callgrind: x * 2 8.60 -> 7.93 M, x.amax(1) 15.2 -> 13.4 M,
-    // softmax 37.2 -> 34.8 M; 1 thread, same process, alternating: amax
-    // [256, 1024] 0.94x the time, softmax [256, 100] 0.83x, [64, 4096]
-    // 0.97x, x * 2 the same). A max or a min is the same in any lane order;
-    // a loop that sums never counts as a move.
-    // The walks below see only what changes from one iteration to the next
-    // (varying_in, found once per innermost loop).
-    const bool innermost =
-        std::none_of(s.body.begin(), s.body.end(), [](const Stmt& c) { return c.kind == StmtKind::Loop; });
-    const std::vector<bool> varying = innermost ? varying_in(s) : std::vector<bool>();
-    const MapBody computes = map_body(s, varying);
-    const bool widening = widening_reduction(s);
-    const bool wide_lane_sum = widening && e_.wide_vectors && evaluates_float_math(s, varying);
-    const bool wide_move = e_.wide_vectors && !short_loop(s) && moves_float32_only(s, varying);
-    // A loop reading at a constant step > 1 (a pooling window's taps, x[:, ::2])
-    // loads its interleaved groups as several wide vectors already: one
-    // copy of the body a step, or a row as short as a CNN's (16) never
-    // reaches the vector loop.
-    const bool strided = innermost && reads_strided(s, varying);
-    const int interleave = wide_lane_sum || strided ? 1
-                           : widening || wide_move  ? 2
-                           : (short_loop(s) || computes.lane_math) ? 1
-                                                                    : 0;
-    // A loop calling libm (float64 math) runs the calls one lane at a time,
-    // each spilling the vector registers live across it: 4 lanes ran as fast
-    // as the 8 LLVM picks and cost a third less compile time (measured on
-    // randn when it still called libm's log and cos: 64 x 4096, 6.9 ms
-    // either way; callgrind 182 M -> 126 M instructions).
-    // A loop drawing random numbers runs 8 lanes, the width LLVM picks for
-    // it on AVX-512 (the counter is 64-bit, Box-Muller computes in double):
-    // said up front, the vectorizer costs no other width (a tenth of randn's
-    // compile was its planning, most of it weighing every fma at every width).
-    // A loop whose only math is float32 exp, erf, log or sigmoid (the lane functions
-    // computed in float arithmetic, float_math.cpp; the others widen to
-    // double) runs 16 lanes where 512-bit vectors run at full clock, not the 8 LLVM
-    // picks: the chain relu(a*b + c) * exp(-d) 0.77x the time at [64, 1024],
-    // 0.81x at [1024, 4096], x.exp() 0.74x (1 thread, same process,
-    // alternating; before its tail was masked, below; GELU's erf about 0.9x,
-    // and 0.9x the compile time). Functions evaluated in
-    // double gain nothing from it (gelu's tanh 0.98x, erf in double 0.97x,
-    // x.sigmoid() * x.log() 1.06x) and cost up to a fifth more to compile.
-    const bool wide_exp = e_.wide_vectors && computes.lane_math && !computes.math_in_double &&
-                          !computes.calls_libm && !computes.philox && !short_loop(s);
-    const int width =
-        wide_lane_sum || wide_move || wide_exp ? 16 : computes.calls_libm ? 4 : computes.philox ? 8 : 0;
-    // A loop drawing random numbers runs its last, partial vector with
-    // masked loads and stores instead of a scalar remainder loop: the
-    // remainder was a second copy of the ten Philox rounds (now a call of
-    // the generator's twin) and of Box-Muller, a sixth of the kernel's
-    // compile time and all of it for a row narrower than the vector
-    // (callgrind: rand 121 M -> 96 M, randn 146 M -> 102 M instructions;
-    // rows of 5 through a slice: randn 3.7x, rand 3.2x faster; long rows as
-    // fast). Only for loops that accumulate
-    // nothing: a folded tail would change the order of a sum from the
-    // unfused kernel's. Where the target cannot mask an access, LLVM falls
-    // back to the scalar remainder.
-    // The 16-lane exp loop does so too: without it a row of 8-31 elements
-    // ran mostly through calls of exp's scalar twin (x[:, :12].exp() 2.8x
-    // slower than at 8 lanes); folded, a row of 12 is 0.52x and of 5 0.36x
-    // the 8-lane time, long rows 0.85-0.87x (the masks cost 5-18% of the
-    // unmasked 16 lanes), and the chain compiles in 17% fewer instructions
-    // (20.5 -> 17.0 M: no scalar remainder).
-    const bool fold_tail = computes.philox || wide_exp;
-    if (interleave || width || fold_tail) {
+    const LoopHints h = loop_hints(k_, s, e_.wide_vectors);
+    if (h.interleave || h.width || h.fold_tail) {
       llvm::LLVMContext& c = e_.ctx;
       std::vector<llvm::Metadata*> ops{nullptr};
       auto hint = [&](const char* name, int n, bool flag = false) {
@@ -715,147 +580,14 @@ class Lowering {
         llvm::Metadata* kv[] = {llvm::MDString::get(c, name), llvm::ConstantAsMetadata::get(v)};
         ops.push_back(llvm::MDNode::get(c, kv));
       };
-      if (interleave) hint("llvm.loop.interleave.count", interleave);
-      if (width) hint("llvm.loop.vectorize.width", width);
-      if (fold_tail) hint("llvm.loop.vectorize.predicate.enable", 1, /*flag=*/true);
+      if (h.interleave) hint("llvm.loop.interleave.count", h.interleave);
+      if (h.width) hint("llvm.loop.vectorize.width", h.width);
+      if (h.fold_tail) hint("llvm.loop.vectorize.predicate.enable", 1, /*flag=*/true);
       llvm::MDNode* md = llvm::MDNode::getDistinct(c, ops);
       md->replaceOperandWith(0, md);
       latch->setMetadata(llvm::LLVMContext::MD_loop, md);
     }
     b.SetInsertPoint(exit);
-  }
-
-  // Visits the values an innermost loop's statements store or accumulate
-  // and every value they are computed from that changes from one iteration
-  // to the next (`varying`, varying_in(s)), each once, until visit returns
-  // true (then true). What does not change (a row's statistics, the log of a row's sum
-  // in log_softmax's last loop) is hoisted out of the loop and costs the
-  // loop nothing. A loop holding a loop visits nothing, and so does one that
-  // accumulates unless `accumulations`.
-  template <class Visit>
-  bool any_value(const Stmt& s, const std::vector<bool>& varying, bool accumulations, Visit visit) const {
-    std::vector<ValueId> stack;
-    for (const Stmt& c : s.body) {
-      if (c.kind == StmtKind::Loop || (c.kind == StmtKind::AccUpdate && !accumulations)) return false;
-      if (c.value >= 0) stack.push_back(c.value);
-    }
-    std::vector<bool> seen(k_.values.size());
-    while (!stack.empty()) {
-      const ValueId id = stack.back();
-      stack.pop_back();
-      if (id < 0 || seen[id] || !varying[id]) continue;
-      seen[id] = true;
-      const jit::Value& v = k_.values[id];
-      if (visit(v)) return true;
-      for (ValueId a : v.args) stack.push_back(a);
-    }
-    return false;
-  }
-
-  // Which of the kernel's values change between iterations of innermost
-  // loop s: its index, a read of a buffer s stores to or of an accumulator
-  // s updates, and what is computed from them (a value's arguments come
-  // before it; one that does not is taken as changing).
-  std::vector<bool> varying_in(const Stmt& s) const {
-    std::vector<bool> stored(k_.buffers.size()), updated(k_.accs.size()), r(k_.values.size());
-    for (const Stmt& c : s.body) {
-      if (c.kind == StmtKind::Store) stored[c.buffer] = true;
-      if (c.kind == StmtKind::AccUpdate) updated[c.acc] = true;
-    }
-    for (size_t id = 0; id < k_.values.size(); ++id) {
-      const jit::Value& v = k_.values[id];
-      bool x = (v.op == VOp::LoopIndex && v.a == s.loop) || (v.op == VOp::Load && stored[v.a]) ||
-               ((v.op == VOp::AccRead || v.op == VOp::AccIndex) && updated[v.a]);
-      for (ValueId a : v.args) x = x || (a >= 0 && (static_cast<size_t>(a) >= id || r[a]));
-      r[id] = x;
-    }
-    return r;
-  }
-
-  // What an innermost loop that accumulates nothing computes, found in one
-  // walk of its values (a width or a folded tail of its own in a loop that
-  // sums would change the order of the sum from the unfused kernel's, which
-  // the determinism tests pin: such a loop reports neither).
-  struct MapBody {
-    bool calls_libm = false;  // a float64 libm call (calls_libm)
-    bool philox = false;      // random numbers
-    bool lane_math = false;   // a lane function (calls_lane_fn)
-    bool math_in_double = false;  // one other than float32 exp, erf, log, sigmoid (float_math.cpp)
-  };
-  MapBody map_body(const Stmt& s, const std::vector<bool>& varying) const {
-    MapBody r;
-    any_value(s, varying, false, [&](const jit::Value& v) {
-      r.calls_libm = r.calls_libm || calls_libm(v);
-      r.philox = r.philox || v.op == VOp::Philox;
-      const bool lane = calls_lane_fn(v);
-      r.lane_math = r.lane_math || lane;
-      r.math_in_double = r.math_in_double || (lane && v.op != VOp::Philox && !in_float_arithmetic(v.op));
-      return r.calls_libm && r.philox && r.math_in_double;  // lane_math too, then
-    });
-    return r;
-  }
-
-  // Whether the values an innermost loop stores or accumulates call a
-  // float32 math lane function, the Philox generator aside.
-  bool evaluates_float_math(const Stmt& s, const std::vector<bool>& varying) const {
-    return any_value(s, varying, true,
-                     [](const jit::Value& v) { return calls_lane_fn(v) && v.op != VOp::Philox; });
-  }
-
-  // Whether an innermost loop only loads and stores float32 buffers, computes
-  // no lane function, and accumulates at most a float32 max or min.
-  bool moves_float32_only(const Stmt& s, const std::vector<bool>& varying) const {
-    for (const Stmt& c : s.body) {
-      if (c.kind == StmtKind::Loop) return false;
-      if (c.kind == StmtKind::Store && k_.buffers[c.buffer].dtype != DType::Float32) return false;
-      if (c.kind == StmtKind::AccUpdate) {
-        const jit::Accumulator& a = k_.accs[c.acc];
-        if ((a.combiner != Combiner::Max && a.combiner != Combiner::Min) || a.dtype != DType::Float32) return false;
-      }
-    }
-    return !any_value(s, varying, true, [&](const jit::Value& v) {
-      return calls_lane_fn(v) || calls_libm(v) || (v.op == VOp::Load && k_.buffers[v.a].dtype != DType::Float32);
-    });
-  }
-
-  // Whether innermost loop s reads at a constant step > 1 along its index
-  // (i * c in an index, c a constant step of a view: kConstantStepMax).
-  bool reads_strided(const Stmt& s, const std::vector<bool>& varying) const {
-    return any_value(s, varying, true, [&](const jit::Value& v) {
-      if (v.op != VOp::Mul) return false;
-      const jit::Value& a = k_.values[v.args[0]];
-      const jit::Value& b = k_.values[v.args[1]];
-      return (a.op == VOp::LoopIndex && a.a == s.loop && b.op == VOp::IntConst && b.i > 1) ||
-             (b.op == VOp::LoopIndex && b.a == s.loop && a.op == VOp::IntConst && a.i > 1);
-    });
-  }
-
-  // A loop whose extent is min(c, ...) for a small constant c (a tile).
-  bool short_loop(const Stmt& s) const {
-    const jit::Value& x = k_.values[s.extent];
-    if (x.op != VOp::Min) return false;
-    for (int j = 0; j < 2; ++j) {
-      const jit::Value& a = k_.values[x.args[j]];
-      if (a.op == VOp::IntConst && a.i <= 64) return true;
-    }
-    return false;
-  }
-
-  // An innermost loop that accumulates narrower floats into a wider float
-  // accumulator (a float32 / 16-bit sum, kept in float64).
-  bool widening_reduction(const Stmt& s) const {
-    bool widening = false;
-    for (const Stmt& c : s.body) {
-      if (c.kind == StmtKind::Loop) return false;
-      if (c.kind != StmtKind::AccUpdate) continue;
-      // the IR widens before it accumulates: look through the cast
-      const jit::Value* v = &k_.values[c.value];
-      if (v->op == VOp::Cast) v = &k_.values[v->args[0]];
-      const DType acc = k_.accs[c.acc].dtype;
-      if (is_float_dtype(acc) && is_float_dtype(v->dtype) && element_size(v->dtype) < element_size(acc))
-        widening = true;
-    }
-    return widening;
   }
 };
 
@@ -863,26 +595,6 @@ class Lowering {
 
 llvm::Function* lower_kernel(Emitter& e, const jit::Kernel& k, const std::string& symbol) {
   return Lowering(e, k).run(symbol);
-}
-
-bool hoist_machine_invariants(const jit::Kernel& k) {
-  // innermost loops, counted up to 2
-  int inner = 0;
-  auto count = [&](auto&& self, const std::vector<Stmt>& body) -> bool {
-    bool has_loop = false;
-    for (const Stmt& c : body)
-      if (c.kind == StmtKind::Loop) {
-        has_loop = true;
-        if (!self(self, c.body)) ++inner;
-      }
-    return has_loop;
-  };
-  count(count, k.body);
-  // A random draw's rounds are a loop of their own inside the element loop
-  // (philox.cpp), so a kernel drawing random numbers is such a kernel too.
-  const bool draws = std::any_of(k.values.begin(), k.values.end(),
-                                 [](const jit::Value& v) { return v.op == VOp::Philox; });
-  return !draws && (inner < 2 || std::none_of(k.values.begin(), k.values.end(), is_vector_math));
 }
 
 }  // namespace kiln::codegen::llvmcg
