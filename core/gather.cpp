@@ -39,7 +39,8 @@ void check_index_dtype(const Tensor& self, const Tensor& index, const char* op) 
 
 std::optional<int64_t> first_outside(const Tensor& index, int64_t size, std::optional<int64_t> skip) {
   if (index.numel() == 0) return std::nullopt;
-  Tensor outside = where(index < 0, true, index >= size);
+  // size as a shape scalar (a runtime param): the check's kernel serves any size
+  Tensor outside = where(index < 0, true, index >= shape_scalar(size, index.device()));
   if (skip) outside = where(index == *skip, false, outside);
   if (!outside.any().item<bool>()) return std::nullopt;
   for (int64_t v : index.to_vector<int64_t>())
@@ -289,9 +290,10 @@ Tensor Tensor::flip(const Shape& dims, SourceLoc loc) const {
   for (int64_t d : ds) {
     if (this->dim() == 0 || size(d) <= 1) continue;
     const int64_t n = size(d);
-    // n - 1 - i, computed from the loop index: in range by construction
-    out = gather_node(out, d, laid_along(arange(n - 1, -1, -1, TensorOptions(DType::Int64).device(device())), d, out.sizes()),
-                      "flip");
+    // n - 1 - i, computed from the loop index: in range by construction;
+    // n - 1 a shape scalar, so a new size compiles nothing
+    const Tensor i = arange(n, TensorOptions(DType::Int64).device(device()));
+    out = gather_node(out, d, laid_along(shape_scalar(n - 1, device()) - i, d, out.sizes()), "flip");
     moved = true;
   }
   return moved ? out : clone();
@@ -316,8 +318,10 @@ Tensor Tensor::roll(const Shape& shifts, const Shape& dims, SourceLoc loc) const
     if (this->dim() == 0 || size(d) <= 1) continue;
     const int64_t n = size(d), s = ((shifts[k] % n) + n) % n;
     if (s == 0) continue;
+    // s and n - s as shape scalars: a new size (the same shift) compiles nothing
     const Tensor i = arange(n, TensorOptions(DType::Int64).device(device()));
-    out = gather_node(out, d, laid_along(where(i >= s, i - s, i + (n - s)), d, out.sizes()), "roll");
+    const Tensor shift = shape_scalar(s, device()), back = shape_scalar(n - s, device());
+    out = gather_node(out, d, laid_along(where(i >= shift, i - shift, i + back), d, out.sizes()), "roll");
     moved = true;
   }
   return moved ? out : clone();

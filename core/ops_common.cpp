@@ -106,6 +106,10 @@ NodePtr shape_scalar_node(double v, DType dtype, Device device) {
   return make_node(Op::Full, dtype, device, Shape{}, {}, std::move(a));
 }
 
+Tensor shape_scalar(int64_t v, Device device) {
+  return make_tensor(shape_scalar_node(static_cast<double>(v), DType::Int64, device));
+}
+
 NodePtr scalar_node(const Scalar& v, DType dtype, Device device) {
   return full_node(Shape{}, v, dtype, device);
 }

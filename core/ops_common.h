@@ -35,6 +35,10 @@ NodePtr full_node(const Shape& shape, const Scalar& v, DType dtype, Device devic
 // A 0-dim constant derived from a shape (a count): the JIT keeps it out of
 // the kernel's code, so a new shape needs no new kernel.
 NodePtr shape_scalar_node(double v, DType dtype, Device device);
+// The same as an int64 Tensor: index arithmetic that depends on a shape (a
+// dim's last position, a row's length in flat positions) reads it, so the
+// kernels reading the positions are shape-generic.
+Tensor shape_scalar(int64_t v, Device device);
 // A view of n's value with a new shape of the same numel (row-major).
 NodePtr reshape_node(NodePtr n, const Shape& shape);
 

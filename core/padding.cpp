@@ -32,13 +32,21 @@ const char* mode_name(PadMode m) {
 }
 
 // The input positions read at i = arange(-before, n + after), positions
-// relative to a dim of size n (n > 0).
-Tensor source_positions(const Tensor& i, int64_t n, PadMode mode) {
+// relative to a dim of size n (n > 0). The shape enters only through
+// `last` = n - 1, a shape scalar (shape_scalar_node: a runtime param of the
+// kernel), so a new image size compiles nothing; the constant mode's mask
+// (pad()) compares against the same node.
+Tensor source_positions(const Tensor& i, const Tensor& last, PadMode mode) {
   switch (mode) {
     case PadMode::Constant:  // the clamped read is masked out (pad())
-    case PadMode::Replicate: return i.clamp(0, n - 1);
-    case PadMode::Reflect: return -(i.abs() - (n - 1)).abs() + (n - 1);  // |i| mirrored at n - 1
-    case PadMode::Circular: return i.remainder(n);
+    case PadMode::Replicate: return i.maximum(zeros_like(last)).minimum(last);
+    case PadMode::Reflect: return -(i.abs() - last).abs() + last;  // |i| mirrored at n - 1
+    case PadMode::Circular: {
+      // i wraps at most once (pad_impl refuses more): two selects, not an
+      // integer division by a runtime n
+      const Tensor n = last + 1;
+      return where(i < 0, i + n, where(i > last, i - n, i));
+    }
   }
   KILN_INTERNAL_ASSERT(false, "unknown pad mode ", static_cast<int>(mode));
   return i;
@@ -115,12 +123,16 @@ Tensor pad_impl(const Tensor& input, const Shape& pad, PadMode mode, double valu
     const int64_t a = mode == PadMode::Circular ? std::max<int64_t>(after, 0) : after;
     Shape shape = out.sizes();
     shape[d] = out_shape[d];
-    const Tensor i = arange(-b, n + a, TensorOptions(DType::Int64).device(input.device()));
-    out = gather_node(out, d, laid_along(source_positions(i, n, mode) + from, d, shape), "pad");
+    const TensorOptions index_options = TensorOptions(DType::Int64).device(input.device());
+    const Tensor i = arange(-b, n + a, index_options);
+    const Tensor last = shape_scalar(n - 1, input.device());
+    out = gather_node(out, d, laid_along(source_positions(i, last, mode) + from, d, shape), "pad");
     if (mode == PadMode::Constant && (before > 0 || after > 0)) {
       Shape along(static_cast<size_t>(input.dim()), 1);
       along[d] = out_shape[d];
-      const Tensor inside = (i >= 0).logical_and(i < n).reshape(along);
+      // the clamp's own bounds (0, last): under this mask the lowering
+      // reads at i itself (jit/lower_guard.cpp)
+      const Tensor inside = (i >= 0).logical_and(i <= last).reshape(along);
       keep = keep.defined() ? keep.logical_and(inside) : inside;
     }
   }

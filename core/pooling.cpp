@@ -162,13 +162,21 @@ std::tuple<Tensor, Tensor> max_pool(const Tensor& input, int64_t k, const Shape&
   return {values, indices ? at : Tensor()};
 }
 
+// `v` as an int64 tensor: a constant when `shaped` is false (it depends
+// on the pooling's attributes only), else a shape scalar (a runtime param:
+// the flat offset of a window row depends on the input's width).
+Tensor flat_offset(int64_t v, bool shaped, Device device) {
+  return shaped ? shape_scalar(v, device) : full({}, v, TensorOptions(DType::Int64).device(device));
+}
+
 // The first flat input position of each window, (o_j * stride_j - pad_j)
 // along each spatial dim j, as an int64 tensor of shape [*, O...] (broadcast).
 Tensor window_starts(const Tensor& input, const Pool& p, int64_t rank) {
   Tensor flat = zeros({}, TensorOptions(DType::Int64).device(input.device()));
   int64_t scale = 1;
   for (int64_t j = p.k - 1; j >= 0; --j) {
-    flat = flat + (positions_along(p, j, rank, input.device()) * p.stride[j] - p.padding[j]) * scale;
+    const Tensor start = positions_along(p, j, rank, input.device()) * p.stride[j] - p.padding[j];
+    flat = flat + (j == p.k - 1 ? start : start * shape_scalar(scale, input.device()));
     scale *= input.size(input.dim() - p.k + j);
   }
   return flat;
@@ -190,9 +198,11 @@ std::tuple<Tensor, Tensor> max_pool_values(const Tensor& input, const Pool& p, b
     for (int64_t t = 0; t < taps; ++t) {
       Tensor v = w;
       int64_t offset = 0, scale = 1;  // the tap's flat offset from its window's start
+      bool shaped = false;              // ... depends on the input's sizes
       for (int64_t j = k - 1; j >= 0; --j) {
         v = v.select(-1, tap[j]);
         offset += tap[j] * p.dilation[j] * scale;
+        shaped = shaped || (tap[j] != 0 && j != k - 1);
         scale *= input.size(input.dim() - k + j);
       }
       if (t == 0) {
@@ -201,7 +211,7 @@ std::tuple<Tensor, Tensor> max_pool_values(const Tensor& input, const Pool& p, b
       } else {
         const Tensor take = v.gt(best).logical_or(v.isnan());
         best = where(take, v, best);
-        if (indices) at = where(take, Scalar(offset), at);
+        if (indices) at = where(take, flat_offset(offset, shaped, input.device()), at);
       }
       for (int64_t j = k - 1; j >= 0 && ++tap[j] == p.kernel[j]; --j) tap[j] = 0;
     }
@@ -224,7 +234,7 @@ std::tuple<Tensor, Tensor> max_pool_values(const Tensor& input, const Pool& p, b
     Tensor kj = along[j];
     for (int64_t i = j - 1; i >= 0; --i)
       kj = gather_node(kj, kj.dim() - 1, along[i].unsqueeze(-1), op).squeeze(-1);
-    flat = flat + kj * (p.dilation[j] * scale);
+    flat = flat + kj * flat_offset(p.dilation[j] * scale, j != k - 1, input.device());
     scale *= input.size(input.dim() - k + j);
   }
   return {values, flat};
@@ -245,10 +255,12 @@ Tensor avg_pool(const Tensor& input, int64_t k, const Shape& kernel, const Shape
     count = full({}, *divisor_override, TensorOptions(DType::Int64).device(input.device()));
   } else {
     for (int64_t j = 0; j < k; ++j) {
+      // the input's size as a shape scalar: a new size compiles nothing
       const int64_t n = input.size(input.dim() - k + j);
       const Tensor start = positions_along(p, j, sum.dim(), input.device()) * p.stride[j] - p.padding[j];
-      Tensor len = (start + p.kernel[j]).clamp_max(n + p.padding[j]) - start;
-      if (!count_include_pad) len = (start + p.kernel[j]).clamp_max(n) - start.clamp_min(0);
+      const Tensor end = start + p.kernel[j];
+      const Tensor len = count_include_pad ? end.minimum(shape_scalar(n + p.padding[j], input.device())) - start
+                                           : end.minimum(shape_scalar(n, input.device())) - start.clamp_min(0);
       count = count.defined() ? count * len : len;
     }
   }
@@ -261,7 +273,8 @@ Tensor avg_pool(const Tensor& input, int64_t k, const Shape& kernel, const Shape
 Tensor averaging_matrix(int64_t o, int64_t i, DType dtype, Device device) {
   const TensorOptions ints = TensorOptions(DType::Int64).device(device);
   const Tensor row = arange(o, ints).unsqueeze(1), col = arange(i, ints).unsqueeze(0);
-  const Tensor start = (row * i).div(o, "floor"), end = ((row + 1) * i + o - 1).div(o, "floor");
+  const Tensor n = shape_scalar(i, device);  // the input's size: a new one compiles nothing
+  const Tensor start = (row * n).div(o, "floor"), end = ((row + 1) * n + (o - 1)).div(o, "floor");
   return where((col >= start).logical_and(col < end), 1.0 / (end - start).to(dtype), 0.0).to(dtype);
 }
 
@@ -281,6 +294,16 @@ Tensor adaptive_avg_pool(const Tensor& input, const Shape& output_size, int64_t 
   Shape out_shape = input.sizes();
   for (int64_t j = 0; j < k; ++j) out_shape[input.dim() - k + j] = out[j];
   if (out_shape.numel() == 0) return zeros(out_shape, TensorOptions(input.dtype()).device(input.device()));
+  // A global average (ResNet's head) is a mean: a new input size compiles
+  // nothing (an avg_pool's window would be the whole input, a new kernel
+  // for each size).
+  bool global = true;
+  Shape spatial;
+  for (int64_t j = 0; j < k; ++j) {
+    global = global && out[j] == 1;
+    spatial.push_back(input.dim() - k + j);
+  }
+  if (global) return input.mean(spatial, /*keepdim=*/true);
   bool uniform = true;
   for (int64_t j = 0; j < k; ++j) uniform = uniform && input.size(input.dim() - k + j) % out[j] == 0;
   if (uniform) {

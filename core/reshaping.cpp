@@ -125,23 +125,28 @@ Tensor fold_windows(const Tensor& windows, int64_t d, int64_t n, int64_t step, i
   in[d] = n;
   if (size > kGatheredWindow || count == 0 || size == 0 || n == 0) {
     const Tensor at = ((arange(count) * step).unsqueeze(1) + arange(size) * dilation).reshape({-1});
-    const Tensor inside = at < n;  // an output cropped below the windows' reach
+    const Device dev = windows.device();
+    // n as shape scalars (runtime params): a new size compiles nothing
+    const Tensor inside = at < shape_scalar(n, dev);  // an output cropped below the windows' reach
     const Tensor src = windows.movedim(-1, d + 1).flatten(d, d + 1);
     Shape along(in.size(), 1);
     along[d] = at.numel();
     return zeros(in, TensorOptions(windows.dtype()).device(windows.device()))
-        .index_add(d, at.clamp_max(std::max<int64_t>(n - 1, 0)), where(inside.reshape(along), src, 0.0));
+        .index_add(d, at.minimum(shape_scalar(std::max<int64_t>(n - 1, 0), dev)), where(inside.reshape(along), src, 0.0));
   }
   const Tensor i = arange(n, TensorOptions(DType::Int64).device(windows.device()));
   Shape along(in.size(), 1);
   along[d] = n;
+  // the last window as a shape scalar (a runtime param): a new size
+  // compiles nothing; the mask and the clamp name the same one
+  const Tensor last = shape_scalar(count - 1, windows.device()), first = zeros_like(last);
   Tensor sum;
   for (int64_t k = 0; k < size; ++k) {
     const Tensor off = i - k * dilation;  // window o holds position i at k when o * step == off
     const Tensor o = step == 1 ? off : off.div(step, "floor");
-    Tensor valid = (off >= 0).logical_and(o < count);
+    Tensor valid = (off >= 0).logical_and(o <= last);
     if (step > 1) valid = valid.logical_and(off.remainder(step) == 0);
-    const Tensor read = gather_node(windows.select(-1, k), d, laid_along(o.clamp(0, count - 1), d, in), "fold");
+    const Tensor read = gather_node(windows.select(-1, k), d, laid_along(o.maximum(first).minimum(last), d, in), "fold");
     const Tensor term = where(valid.reshape(along), read, 0.0);
     sum = sum.defined() ? sum + term : term;
   }

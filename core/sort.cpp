@@ -50,16 +50,21 @@ void check_sortable(const Tensor& t, const char* op) {
 Tensor median_positions(const Tensor& x, int64_t d, bool ignore_nan, const char* op) {
   const int64_t n = x.size(d);
   const Tensor order = argsort_node(x, d, false, op);
+  // n as shape scalars (runtime params): a new row length compiles nothing
+  const Device dev = x.device();
+  const Tensor middle = shape_scalar((n - 1) / 2, dev);
   Tensor pos;
   if (!x.is_floating_point()) {
     Shape kept = x.sizes();
     kept[static_cast<size_t>(d)] = 1;
-    pos = full(kept, Scalar((n - 1) / 2), TensorOptions(DType::Int64).device(x.device()));
+    pos = middle.expand(kept);
   } else {
     const Tensor nans = x.isnan().sum(d, true);
-    pos = ignore_nan ? ((n - 1 - nans).clamp_min(0)).floor_divide(2) : where(nans > 0, n - nans, Scalar((n - 1) / 2));
+    pos = ignore_nan ? (shape_scalar(n - 1, dev) - nans).clamp_min(0).floor_divide(2)
+                     : where(nans > 0, shape_scalar(n, dev) - nans, middle);
   }
-  return order.gather(d, pos);
+  // in [0, n) by construction: no range check (a read back to the host)
+  return gather_node(order, d, pos, op);
 }
 
 std::tuple<Tensor, Tensor> median_dim(const Tensor& t, int64_t dim, bool keepdim, bool ignore_nan) {

@@ -1,14 +1,13 @@
 // Guarded loads: `where(inside, x[clamp(e, lo, hi)], fill)`, constant
 // padding's read (core/padding.cpp: a gather at clamped positions, masked),
 // becomes one Load of x at e itself, read only where `inside` holds
-// (kernel_ir.h: Load's guard), when `inside` bounds e within [lo, hi]. The
+// (kernel_ir.h: Load's guard), when `inside` bounds e within [lo, hi]
+// (integer constants, or the same runtime value plus constants). The
 // clamp kept every position in range; under the guard it changes nothing,
 // and without it the index is affine in the loop variables: a convolution's
 // column copy and a padded pooling window load consecutive elements under a
 // mask (vector masked loads), not a gather of clamped positions.
-#include <algorithm>
 #include <cstdint>
-#include <limits>
 #include <unordered_map>
 
 #include "jit/lowerer.h"
@@ -17,18 +16,34 @@ namespace kiln::jit::lowering {
 
 namespace {
 
-// An integer constant (IntConst, or a Const of an integer dtype).
-bool int_value(const Kernel& k, ValueId id, int64_t& out) {
+// An index value as base + off: base a value id, or -1 for the integer
+// constant off. A shape scalar (a padded dim's n - 1: a runtime param) is a
+// base of its own, so a guard and a clamp that name the same one compare
+// at compile time whatever its value.
+struct Affine {
+  ValueId base = -1;
+  int64_t off = 0;
+};
+
+// v as an Affine: integer constants, and base + / - constant; anything
+// else is a base.
+Affine affine(const Kernel& k, ValueId id, int depth = 0) {
   const Value& v = k.values[id];
-  if (v.op == VOp::IntConst || (v.op == VOp::Const && (v.dtype == DType::Int64 || v.dtype == DType::Int32))) {
-    out = v.i;
-    return true;
+  if (v.op == VOp::IntConst || (v.op == VOp::Const && (v.dtype == DType::Int64 || v.dtype == DType::Int32)))
+    return {-1, v.i};
+  if ((v.op == VOp::Add || v.op == VOp::Sub) && v.dtype == DType::Int64 && depth < 8) {
+    const Affine a = affine(k, v.args[0], depth + 1), b = affine(k, v.args[1], depth + 1);
+    const int64_t lim = int64_t{1} << 40;  // offsets stay far from overflow
+    if (b.base < 0 && b.off > -lim && b.off < lim && a.off > -lim && a.off < lim)
+      return {a.base, v.op == VOp::Add ? a.off + b.off : a.off - b.off};
+    if (v.op == VOp::Add && a.base < 0 && a.off > -lim && a.off < lim && b.off > -lim && b.off < lim)
+      return {b.base, a.off + b.off};
   }
-  return false;
+  return {id, 0};
 }
 
-// The bounds on index values that the conjuncts of `cond` (logical_and is
-// where(a, b, false)) state against integer constants.
+// The bounds that the conjuncts of `cond` (logical_and is where(a, b,
+// false)) state on index values: e >= lo or e <= hi for lo, hi Affine.
 void conjunct_bounds(const Kernel& k, ValueId cond, std::unordered_map<ValueId, GuardBounds>& out, int depth = 0) {
   const Value& v = k.values[cond];
   if (depth > 16) return;
@@ -40,17 +55,24 @@ void conjunct_bounds(const Kernel& k, ValueId cond, std::unordered_map<ValueId, 
     }
     return;
   }
-  int64_t c;
-  if (v.args[0] < 0 || v.args[1] < 0 || k.values[v.args[0]].dtype != DType::Int64 || !int_value(k, v.args[1], c))
+  if (v.op != VOp::Ge && v.op != VOp::Gt && v.op != VOp::Le && v.op != VOp::Lt) return;
+  if (v.args[0] < 0 || v.args[1] < 0 || k.values[v.args[0]].dtype != DType::Int64 ||
+      k.values[v.args[1]].dtype != DType::Int64)
     return;
+  Affine c = affine(k, v.args[1]);
+  if (c.off <= -(int64_t{1} << 62) || c.off >= (int64_t{1} << 62)) return;  // no overflow below
+  if (v.op == VOp::Gt) ++c.off;  // e > c: e >= c + 1
+  if (v.op == VOp::Lt) --c.off;  // e < c: e <= c - 1
   GuardBounds& b = out[v.args[0]];
-  switch (v.op) {
-    case VOp::Ge: b.lo = std::max(b.lo, c); break;
-    case VOp::Gt: if (c < std::numeric_limits<int64_t>::max()) b.lo = std::max(b.lo, c + 1); break;
-    case VOp::Le: b.hi = std::min(b.hi, c); break;
-    case VOp::Lt: if (c > std::numeric_limits<int64_t>::min()) b.hi = std::min(b.hi, c - 1); break;
-    default: break;
-  }
+  (v.op == VOp::Ge || v.op == VOp::Gt ? b.lo : b.hi).push_back({c.base, c.off});
+}
+
+// Whether the guard keeps e >= lo (is_lo) or e <= hi: a bound of the
+// guard's on the same base at least as tight.
+bool within(const GuardBounds& b, const Affine& x, bool is_lo) {
+  for (const GuardBounds::Bound& g : is_lo ? b.lo : b.hi)
+    if (g.base == x.base && (is_lo ? g.off >= x.off : g.off <= x.off)) return true;
+  return false;
 }
 
 }  // namespace
@@ -62,13 +84,16 @@ ValueId Lowerer::unclamped(ValueId id, const std::unordered_map<ValueId, GuardBo
   ValueId r = id;
   if (v.dtype == DType::Int64 && depth < 32) {
     // min(max(e, lo), hi) or max(min(e, hi), lo), e within [lo, hi] under the guard
-    int64_t lo, hi;
     const bool clamp = (v.op == VOp::Min || v.op == VOp::Max) && val(v.args[0]).op ==
                            (v.op == VOp::Min ? VOp::Max : VOp::Min);
-    if (clamp && int_value(k_, v.args[1], v.op == VOp::Min ? hi : lo) &&
-        int_value(k_, val(v.args[0]).args[1], v.op == VOp::Min ? lo : hi)) {
-      const ValueId e = val(v.args[0]).args[0];
-      if (auto b = bounds.find(e); b != bounds.end() && b->second.lo >= lo && b->second.hi <= hi) r = e;
+    if (clamp) {
+      const Value& inner = val(v.args[0]);
+      const ValueId e = inner.args[0];
+      const Affine outer_bound = affine(k_, v.args[1]), inner_bound = affine(k_, inner.args[1]);
+      const bool is_min = v.op == VOp::Min;  // outer bound hi, inner lo
+      if (auto b = bounds.find(e); b != bounds.end() && within(b->second, outer_bound, !is_min) &&
+                                   within(b->second, inner_bound, is_min))
+        r = e;
     } else if (v.op == VOp::Add || v.op == VOp::Sub || v.op == VOp::Mul) {
       const ValueId a = unclamped(v.args[0], bounds, memo, depth + 1);
       const ValueId b = unclamped(v.args[1], bounds, memo, depth + 1);

@@ -42,9 +42,15 @@ inline constexpr int64_t kTransposeTile = 32;
 // a new step does.
 inline constexpr int64_t kConstantStepMax = 8;
 
-// The range a guard keeps an index value in (lower_guard.cpp).
+// The bounds a guard keeps an index value within (lower_guard.cpp): each
+// value >= lo / <= hi for lo, hi = base + off (base a value id, -1 for
+// the constant off).
 struct GuardBounds {
-  int64_t lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
+  struct Bound {
+    ValueId base;
+    int64_t off;
+  };
+  std::vector<Bound> lo, hi;
 };
 
 enum ParamTag : int { kSize, kStride, kViewStride, kViewOffset, kSliceStart, kSliceStep, kCatOffset, kData };
