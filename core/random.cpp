@@ -212,7 +212,7 @@ Tensor Tensor::multinomial(int64_t num_samples, bool replacement, SourceLoc loc)
     Tensor cdf = w.cumsum(1);
     Tensor target = rand({rows, num_samples}, TensorOptions(DType::Float64).device(device())) *
                     cdf.narrow(1, n - 1, 1);
-    out = cdf.unsqueeze(1).le(target.unsqueeze(2)).sum(2).clamp_max(n - 1);
+    out = cdf.unsqueeze(1).le(target.unsqueeze(2)).sum(2).minimum(shape_scalar(n - 1, device()));
   } else {
     // the k largest keys log(u) / w (u^(1/w)); zero weights get -inf and are never taken
     Tensor u = rand({rows, n}, TensorOptions(DType::Float64).device(device()));
