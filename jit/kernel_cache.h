@@ -52,9 +52,10 @@ namespace kiln::jit {
 // vectors of tail-folded loops load and store unmasked; 27: atan reduced to
 // tan(pi/16), Taylor by FMA; 28: accumulators with lanes; 29: float32 tanh in float
 // arithmetic; 30: loops reading at a constant step run one copy a step; 31, 32:
-// guarded loads, params dereferenceable, no gathers without a guard), so objects compiled by
+// guarded loads, params dereferenceable, no gathers without a guard; 33: loops
+// reading under a guard fold their tail), so objects compiled by
 // an older kiln are rebuilt, never loaded.
-inline constexpr uint32_t kDiskCacheVersion = 32;
+inline constexpr uint32_t kDiskCacheVersion = 33;
 inline constexpr size_t kDiskCacheHeaderSize = 32;
 
 // The compiled function for k: from memory, from disk, or compiled now

@@ -132,6 +132,10 @@ TEST_CASE("llvm: a guarded load reads only where its guard holds, under a mask i
     CAPTURE(id);
     CHECK(ck.llvm_ir.find("llvm.masked.load") != std::string::npos);
     CHECK(ck.llvm_ir.find("llvm.masked.gather") == std::string::npos);
+    // the tail is folded: the row's last partial vector is masked too, no
+    // scalar remainder loop (loop_hints.cpp)
+    CHECK(ck.llvm_ir.find("store float ") == std::string::npos);
+    CHECK(ck.llvm_ir.find("llvm.masked.store") != std::string::npos);
   }
   // 40 elements, the input's 13 placed from 20: a read outside the guard
   // would be 20 elements before the input's start (the input is its own

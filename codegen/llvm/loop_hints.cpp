@@ -176,6 +176,14 @@ class LoopBody {
     });
   }
 
+  // Whether innermost loop s reads under a guard that changes along it
+  // (kernel_ir.h: a guarded load; padding's columns).
+  bool reads_guarded(const Stmt& s, const std::vector<bool>& varying) const {
+    return any_value(s, varying, false, [&](const jit::Value& v) {
+      return v.op == VOp::Load && v.args[1] >= 0 && varying[v.args[1]];
+    });
+  }
+
   // A loop whose extent is min(c, ...) for a small constant c (a tile).
   bool short_loop(const Stmt& s) const {
     const jit::Value& x = k_.values[s.extent];
@@ -255,7 +263,11 @@ LoopHints loop_hints(const jit::Kernel& k, const Stmt& s, bool wide_vectors) {
   // copy of the body a step, or a row as short as a CNN's (16) never
   // reaches the vector loop.
   const bool strided = innermost && body.reads_strided(s, varying);
-  const int interleave = wide_lane_sum || strided                    ? 1
+  // A loop reading under a guard that changes along it (padding's
+  // columns) loads masked vectors already: one copy a step (below, its
+  // tail folded too).
+  const bool guarded = innermost && body.reads_guarded(s, varying);
+  const int interleave = wide_lane_sum || strided || guarded           ? 1
                          : widening || wide_move                     ? 2
                          : (body.short_loop(s) || computes.lane_math) ? 1
                                                                       : 0;
@@ -298,7 +310,13 @@ LoopHints loop_hints(const jit::Kernel& k, const Stmt& s, bool wide_vectors) {
   // the 8-lane time, long rows 0.85-0.87x (the masks cost 5-18% of the
   // unmasked 16 lanes), and the chain compiles in 17% fewer instructions
   // (20.5 -> 17.0 M: no scalar remainder).
-  const bool fold_tail = computes.philox || wide_exp;
+  // So does a loop reading under a guard: its loads are masked anyway, and
+  // a padded row of 56-58 elements ran 26 of them in a scalar remainder
+  // that tests the guard per element (1 thread, [32, 64, 56, 56]:
+  // pad(x, 1) 3.6 -> 1.5 ms, max_pool2d(x, 3, 1, 1) 72 -> 16.5 ms,
+  // max_pool2d(x, 3, 2, 1) 21 -> 16 ms; a convolution's columns of rows
+  // of 32, which had no remainder, 2.1 -> 2.4 ms).
+  const bool fold_tail = computes.philox || wide_exp || guarded;
   return {interleave, width, fold_tail};
 }
 
