@@ -110,6 +110,10 @@ Normalized normalize_over(const Tensor& x, const Shape& dims, double eps);
 // masked gathers that fuses into one kernel (no scatter); longer ones
 // index_add.
 Tensor fold_windows(const Tensor& windows, int64_t d, int64_t n, int64_t step, int64_t dilation);
+// The gradient of avg_pool (pooling.cpp) for an input of input_sizes; ints
+// as avg_pool records them: {k, ceil_mode, count_include_pad, has divisor,
+// divisor, kernel..., stride..., padding...}.
+Tensor avg_pool_backward(const Tensor& g, const Shape& input_sizes, const std::vector<int64_t>& ints);
 Tensor scatter_add_node(const Tensor& base, int64_t dim, const Tensor& index, const Tensor& src, const char* op);
 Tensor cumsum_node(const Tensor& x, int64_t dim, const char* op);  // scan.cpp
 Tensor scatter_node(const Tensor& base, int64_t dim, const Tensor& index, const Tensor& src, Scalar value,

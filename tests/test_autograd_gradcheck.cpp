@@ -9,6 +9,7 @@
 #include <string>
 
 #include "kiln/kiln.h"
+#include "kiln/nn_functional.h"
 
 using namespace kiln;
 using kiln::indexing::None;
@@ -203,6 +204,20 @@ TEST_CASE("gradcheck: views route gradients through their inverse") {
   check("as_strided", [](auto& v) { return v[0].as_strided({2, 2}, {1, 4}, 1); }, {x});
   check("as_strided repeats", [](auto& v) { return v[0].as_strided({3, 2}, {0, 1}, 2); }, {x});
   check("view of a view", [](auto& v) { return v[0].t()[1].unsqueeze(0).expand({2, 3}); }, {x});
+}
+
+TEST_CASE("gradcheck: avg_pool's own backward (AvgPool2DBackward0) in every mode") {
+  const Tensor x = input({2, 2, 7, 6}), v = input({2, 3, 7}), c = input({1, 2, 5, 4, 5});
+  auto pool = [](auto f) { return Fn([f](const std::vector<Tensor>& t) { return f(t[0]); }); };
+  check("3 x 3, padded", pool([](const Tensor& t) { return avg_pool2d(t, {3}, {1}, {1}); }), {x});
+  check("stride 2, the last rows left out", pool([](const Tensor& t) { return avg_pool2d(t, {2}, {2}); }), {x});
+  check("ceil_mode, padding not counted",
+        pool([](const Tensor& t) { return avg_pool2d(t, {3, 2}, {2, 3}, {1, 1}, true, false); }), {x});
+  check("divisor", pool([](const Tensor& t) { return avg_pool2d(t, {2}, {1}, {1}, false, true, 3); }), {x});
+  check("4 x 4 (a reduction)", pool([](const Tensor& t) { return avg_pool2d(t, {4}, {3}, {2}, true); }), {x});
+  check("1-D", pool([](const Tensor& t) { return avg_pool1d(t, {3}, {2}, {1}, true, false); }), {v});
+  check("3-D", pool([](const Tensor& t) { return avg_pool3d(t, {2, 3, 2}, {2, 1, 2}, {1, 1, 0}, true); }), {c});
+  check2("second order", pool([](const Tensor& t) { return avg_pool2d(t * t, {3}, {2}, {1}); }), {x});
 }
 
 TEST_CASE("gradcheck: in-place ops and writes through views") {

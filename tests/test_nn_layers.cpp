@@ -271,6 +271,11 @@ TEST_CASE("nn: layers fuse: a pooling window is one kernel, a convolution an im2
   // when they were params: 19), so the taps' loads differ by constants
   CHECK(kiln_test::plan(max_pool2d(x, {2})).steps.back().code->ir.num_params == 7);
   CHECK(kiln_test::kernels(avg_pool2d(x.relu(), {2})) == 1);
+  // avg_pool's windows of up to 9 taps fold too: a sum of taps, no
+  // accumulator (a larger window reduces)
+  CHECK(kiln_test::kernels(avg_pool2d(x, {3}, {1}, {1})) == 1);
+  CHECK(kiln_test::plan(avg_pool2d(x, {3}, {1}, {1})).steps.back().code->ir.accs.empty());
+  CHECK(!kiln_test::plan(avg_pool2d(x, {4}, {2}, {2})).steps.back().code->ir.accs.empty());
   CHECK(kiln_test::kernels(pad(x, {1, 2, 2, 1}, PadMode::Reflect) * 2) == 1);
   CHECK(kiln_test::kernels(pad(x, {1, 2, 2, 1}, PadMode::Constant, 3.0).exp()) == 1);
   CHECK(kiln_test::kernels(adaptive_avg_pool2d(x, {1})) == 1);
@@ -299,6 +304,8 @@ TEST_CASE("nn: constant pad and max pooling have PyTorch's backward functions: a
   CHECK(max_pool1d(x[0], {2}).grad_fn()->name() == std::string("MaxPool1DWithIndicesBackward0"));
   CHECK(max_pool2d(x, {2}).grad_fn()->name() == std::string("MaxPool2DWithIndicesBackward0"));
   CHECK(std::get<0>(max_pool3d_with_indices(x, {2})).grad_fn()->name() == std::string("MaxPool3DWithIndicesBackward0"));
+  CHECK(avg_pool2d(x, {3}, {1}, {1}).grad_fn()->name() == std::string("AvgPool2DBackward0"));
+  CHECK(avg_pool3d(x, {2}).grad_fn()->name() == std::string("AvgPool3DBackward0"));
   // a crop of the gradient where the input was padded, zeros where it was cropped
   Tensor y = pad(x, {2, -1, -1, 1});
   (y * data_like(y, 3)).sum().backward();

@@ -134,6 +134,8 @@ namespace kiln::autograd {
   X(MaxPool1DWithIndicesBackward0, "MaxPool1DWithIndicesBackward0", MaxPool) \
   X(MaxPool2DWithIndicesBackward0, "MaxPool2DWithIndicesBackward0", MaxPool) \
   X(MaxPool3DWithIndicesBackward0, "MaxPool3DWithIndicesBackward0", MaxPool) \
+  X(AvgPool2DBackward0, "AvgPool2DBackward0", AvgPool)           \
+  X(AvgPool3DBackward0, "AvgPool3DBackward0", AvgPool)           \
   X(CloneBackward0, "CloneBackward0", Identity)                \
   X(ToCopyBackward0, "ToCopyBackward0", Identity)              \
   X(AliasBackward0, "AliasBackward0", Identity)                \

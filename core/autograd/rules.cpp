@@ -463,6 +463,8 @@ RULE(MaxPool) {
   const Tensor at = f.saved_tensor(0).flatten(lead, -1), gf = g.flatten(lead, -1);
   return {scatter_add_node(zeros_of(rows, g), lead, at, gf, "max_pool_backward").reshape(in)};
 }
+// ints: the pooling's attributes (avg_pool_backward, core/pooling.cpp).
+RULE(AvgPool) { return {avg_pool_backward(g, f.inputs[0].sizes, f.ints)}; }
 RULE(Identity) { (void)f; return {g}; }
 RULE(Zero) { return {zeros_of(f.inputs[0].sizes, g)}; }
 RULE(FillTensor) { return {zeros_of(f.inputs[0].sizes, g), f.needs(1) ? g.sum() : Tensor()}; }
