@@ -131,11 +131,12 @@ std::tuple<Tensor, Tensor> max_pool_values(const Tensor& input, const Pool& p, b
 // Windows of at most this many elements take their maximum as an
 // elementwise fold (max_pool_values); larger ones as max(-1) per window dim.
 // The fold's kernel grows with the taps: LLVM compiled a 3 x 3 window in
-// 11-14 ms, but 27 ms padded at stride 1 (nine guarded loads at unit
-// steps, each a masked load and its unmasked twin), 4 x 4 in 25 ms and
+// 9-14 ms, 17-18 ms padded at stride 1 (nine guarded loads at unit steps,
+// each a masked load and its unmasked twin; 27 ms before the row's tail
+// was folded: no scalar remainder to compile), 4 x 4 in 25 ms and
 // 3 x 3 x 3 in 250 ms (a VM busy with a second build); a row reduction of
-// any window compiles in about 10 ms. The padded 3 x 3 stays a fold all
-// the same: max(-1) keeps the first NaN's position, not PyTorch's last.
+// any window compiles in about 10 ms. max(-1) would keep the first NaN's
+// position, not PyTorch's last. avg_pool folds up to as many taps.
 constexpr int64_t kFoldedWindow = 9;
 
 // The gradient goes to each window's maximum through the flat positions
@@ -192,8 +193,16 @@ std::tuple<Tensor, Tensor> max_pool_values(const Tensor& input, const Pool& p, b
     // kernel over the output reads each tap through a view of the input
     // (no reduction loop of a few elements per output, and the taps' loads
     // vectorize along the output's last dim).
+    //
+    // Two running values, each chosen by one comparison: the first largest
+    // number (v > big) and the last NaN (isnan(v); a non-NaN first tap
+    // until one comes); the result is the NaN if there is one. The same
+    // value and index as the one condition `v > best || isnan(v)`, but a
+    // select on an `or` of two float compares is a branch in x86's scalar
+    // code (a row's remainder past its last vector): random data
+    // mispredicted it, a 2 x 2 pool of 28-wide rows ran at 1 GB/s.
     const Tensor w = windows(input, p, -std::numeric_limits<double>::infinity());
-    Tensor best, at;
+    Tensor big, nan, at_big, at_nan;
     Shape tap(static_cast<size_t>(k), 0);
     for (int64_t t = 0; t < taps; ++t) {
       Tensor v = w;
@@ -206,17 +215,24 @@ std::tuple<Tensor, Tensor> max_pool_values(const Tensor& input, const Pool& p, b
         scale *= input.size(input.dim() - k + j);
       }
       if (t == 0) {
-        best = v;
-        if (indices) at = zeros_like(v, TensorOptions(DType::Int64));
+        big = nan = v;
+        if (indices) at_big = at_nan = zeros_like(v, TensorOptions(DType::Int64));
       } else {
-        const Tensor take = v.gt(best).logical_or(v.isnan());
-        best = where(take, v, best);
-        if (indices) at = where(take, flat_offset(offset, shaped, input.device()), at);
+        const Tensor larger = v.gt(big), is_nan = v.isnan();
+        big = where(larger, v, big);
+        nan = where(is_nan, v, nan);
+        if (indices) {
+          const Tensor here = flat_offset(offset, shaped, input.device());
+          at_big = where(larger, here, at_big);
+          at_nan = where(is_nan, here, at_nan);
+        }
       }
       for (int64_t j = k - 1; j >= 0 && ++tap[j] == p.kernel[j]; --j) tap[j] = 0;
     }
+    const Tensor any_nan = nan.isnan();
+    const Tensor best = where(any_nan, nan, big);
     if (!indices) return {best, Tensor()};
-    return {best, window_starts(input, p, best.dim()) + at};
+    return {best, window_starts(input, p, best.dim()) + where(any_nan, at_nan, at_big)};
   }
   // max(-1) per window dim, the last first: the first maximum of each row,
   // then the first row holding the largest: the first maximum in row-major

@@ -310,13 +310,15 @@ LoopHints loop_hints(const jit::Kernel& k, const Stmt& s, bool wide_vectors) {
   // the 8-lane time, long rows 0.85-0.87x (the masks cost 5-18% of the
   // unmasked 16 lanes), and the chain compiles in 17% fewer instructions
   // (20.5 -> 17.0 M: no scalar remainder).
-  // So does a loop reading under a guard: its loads are masked anyway, and
-  // a padded row of 56-58 elements ran 26 of them in a scalar remainder
-  // that tests the guard per element (1 thread, [32, 64, 56, 56]:
-  // pad(x, 1) 3.6 -> 1.5 ms, max_pool2d(x, 3, 1, 1) 72 -> 16.5 ms,
-  // max_pool2d(x, 3, 2, 1) 21 -> 16 ms; a convolution's columns of rows
-  // of 32, which had no remainder, 2.1 -> 2.4 ms).
-  const bool fold_tail = computes.philox || wide_exp || guarded;
+  // So does a loop reading under a guard at unit steps: its loads are
+  // masked anyway, and a padded row of 56-58 elements ran 26 of them in a
+  // scalar remainder that tests the guard per element (1 thread, [32, 64,
+  // 56, 56]: pad(x, 1) 3.6 -> 1.6 ms, max_pool2d(x, 3, 1, 1) 26 -> 11 ms,
+  // avg_pool2d 25 -> 15.7 ms; a convolution's columns of rows of 32, which
+  // had no remainder, 2.1 -> 2.4 ms). Not at a constant step: its masked
+  // interleaved groups ran 2.5x slower than the plain ones and a remainder
+  // (max_pool2d(x, 3, 2, 1) 6.5 -> 17 ms, avg_pool2d 5.4 -> 12 ms).
+  const bool fold_tail = computes.philox || wide_exp || (guarded && !strided);
   return {interleave, width, fold_tail};
 }
 
