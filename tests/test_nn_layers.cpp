@@ -270,6 +270,15 @@ TEST_CASE("nn: layers fuse: a pooling window is one kernel, a convolution an im2
   // and x's 3 inner sizes (one start and 4 strides more for each tap's view
   // when they were params: 19), so the taps' loads differ by constants
   CHECK(kiln_test::plan(max_pool2d(x, {2})).steps.back().code->ir.num_params == 7);
+  // each select of the fold is chosen by one comparison, never an `or` of
+  // two (x86 compiles a scalar float select on an or into a branch, which
+  // random data mispredicts): no Bool where (logical_or) in the kernel
+  {
+    int ors = 0;
+    for (const jit::Value& v : kiln_test::plan(max_pool2d(x, {3}, {1})).steps.back().code->ir.values)
+      ors += v.op == jit::VOp::Where && v.dtype == kBool;
+    CHECK(ors == 0);
+  }
   CHECK(kiln_test::kernels(avg_pool2d(x.relu(), {2})) == 1);
   // avg_pool's windows of up to 9 taps fold too: a sum of taps, no
   // accumulator (a larger window reduces)
