@@ -265,7 +265,8 @@ LoopHints loop_hints(const jit::Kernel& k, const Stmt& s, bool wide_vectors) {
   const bool strided = innermost && body.reads_strided(s, varying);
   // A loop reading under a guard that changes along it (padding's
   // columns) loads masked vectors already: one copy a step (below, its
-  // tail folded too).
+  // tail folded too). LLVM's own interleave (2) ran a convolution's
+  // columns 8% faster but compiled a padded 3 x 3 pool in 25 ms, not 17.
   const bool guarded = innermost && body.reads_guarded(s, varying);
   const int interleave = wide_lane_sum || strided || guarded           ? 1
                          : widening || wide_move                     ? 2
