@@ -162,6 +162,46 @@ void text_stmts(std::ostringstream& os, const Kernel& k, const std::vector<Stmt>
 }
 }  // namespace
 
+namespace {
+
+template <class F>
+void for_stmt_values(std::vector<Stmt>& body, const F& f) {
+  for (Stmt& s : body) {
+    for (ValueId* v : {&s.extent, &s.index, &s.value, &s.lane})
+      if (*v >= 0) f(*v);
+    for_stmt_values(s.body, f);
+  }
+}
+
+}  // namespace
+
+void Kernel::drop_dead_values() {
+  std::vector<char> live(values.size(), 0);
+  for_stmt_values(body, [&](ValueId& v) { live[static_cast<size_t>(v)] = 1; });
+  for (const Accumulator& a : accs)
+    if (a.lanes >= 0) live[static_cast<size_t>(a.lanes)] = 1;
+  // args precede their value: one pass from the last value down
+  for (size_t i = values.size(); i-- > 0;)
+    if (live[i])
+      for (ValueId a : values[i].args)
+        if (a >= 0) live[static_cast<size_t>(a)] = 1;
+  std::vector<ValueId> to(values.size(), -1);
+  size_t n = 0;
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (!live[i]) continue;
+    to[i] = static_cast<ValueId>(n);
+    Value v = values[i];
+    for (ValueId& a : v.args)
+      if (a >= 0) a = to[static_cast<size_t>(a)];
+    values[n++] = v;
+  }
+  if (n == values.size()) return;
+  values.resize(n);
+  for_stmt_values(body, [&](ValueId& v) { v = to[static_cast<size_t>(v)]; });
+  for (Accumulator& a : accs)
+    if (a.lanes >= 0) a.lanes = to[static_cast<size_t>(a.lanes)];
+}
+
 std::string Kernel::key() const {
   std::ostringstream os;
   os << "B";

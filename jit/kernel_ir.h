@@ -168,6 +168,10 @@ struct Kernel {
     values.push_back(v);
     return static_cast<ValueId>(values.size() - 1);
   }
+  // Removes the values no statement reads (directly or through other
+  // values), renumbering the rest in order: lowering may build index
+  // arithmetic that a fold then leaves unread (lower_merge.cpp).
+  void drop_dead_values();
   // A structural key (everything but the name): equal keys compile to the
   // same code, so the kernel cache is keyed by it.
   std::string key() const;

@@ -574,9 +574,11 @@ Lowered Lowerer::lower_group(const std::vector<const Node*>& group) {
     int64_t td = -1;
     for (size_t j = 0; j < outs.size() && td < 0 && dims.size() >= 2; ++j)
       td = transposed_dim(merged ? merged : outs[j], out->rank(), budget);
+    std::vector<const Node*> readers;
+    for (const Node* o : outs) readers.push_back(merged ? merged : o);
     std::vector<Stmt>* body = dims.empty() ? single(top)
                               : td >= 0    ? open_tiles(out, td, idx, top)
-                                           : open_loops(out, dims, idx, top, true);
+                                           : open_flat_loops(out, readers, idx, top);
     for (size_t j = 0; j < outs.size(); ++j) {
       const Node* o = merged ? merged : outs[j];
       KILN_INTERNAL_ASSERT(o->shape == out->shape, "horizontal group of different shapes");

@@ -134,15 +134,11 @@ ValueId Lowerer::reduction(const Node* n, const Idx& idx) {
   Scope own;
   std::vector<Stmt> pre;  // reductions placed inside this one's loops
   own.list = &pre;
-  for (int64_t d : dm.dims) {
-    if (dm.full[d] == 1) {
-      inner[d] = iconst(0);
-      continue;
-    }
-    int32_t l = new_loop();
-    own.loops.push_back({l, at_row ? row_.sizes[static_cast<size_t>(d)] : domain_size(n, d)});
-    inner[d] = loop_var(l);
-  }
+  // (a run of reduced dims read as one block: one loop, lower_merge.cpp)
+  std::vector<ValueId> sizes(dm.full.size(), -1);
+  for (int64_t d : dm.dims)
+    if (dm.full[d] != 1) sizes[static_cast<size_t>(d)] = at_row ? row_.sizes[static_cast<size_t>(d)] : domain_size(n, d);
+  dim_loops(dm.full, dm.dims, sizes, at_row ? row_.run : std::vector<int64_t>{}, own.loops, inner);
   // Build the value in this reduction's scope (reductions it reads are
   // placed before it, in its scope or an enclosing one).
   std::vector<Scope> saved = scopes_;
@@ -272,6 +268,21 @@ Lowered Lowerer::lower_rows(const std::vector<const Node*>& group, const std::ve
   row_.dims = dm.dims;
   row_.sizes.clear();
   for (int64_t d = 0; d < rank; ++d) row_.sizes.push_back(domain_size(r0, d));
+  // The reduced dims that every reduction's input and every per-element
+  // output read as one block run as one loop (lower_merge.cpp); not for
+  // positions (argmax's index is along one dim) or inline matmuls.
+  row_.run.clear();
+  {
+    std::vector<const Node*> readers;
+    bool plain = true;
+    for (const Node* r : reds) {
+      plain = plain && r->op != Op::Matmul && r->op != Op::ArgMax && r->op != Op::ArgMin;
+      if (plain && r->inputs[0]->shape == full) readers.push_back(r->inputs[0].get());
+    }
+    for (const Node* o : outs)
+      if (o->shape == full) readers.push_back(o);
+    if (plain) row_.run = flat_run(full, row_.dims, readers);
+  }
   std::vector<int64_t> outer_dims;
   for (int64_t d = 0; d < rank; ++d)
     if (!std::binary_search(row_.dims.begin(), row_.dims.end(), d)) outer_dims.push_back(d);
@@ -332,13 +343,7 @@ Lowered Lowerer::lower_rows(const std::vector<const Node*>& group, const std::ve
     if (per_row_index(out, idx)) {
       per_row.push_back(j);
     } else if (out->shape == full) {
-      if (!final_open)
-        for (int64_t d : row_.dims) {
-          if (full[d] == 1) continue;
-          int32_t l = new_loop();
-          final_scope.loops.push_back({l, row_.sizes[static_cast<size_t>(d)]});
-          full_idx[d] = loop_var(l);
-        }
+      if (!final_open) dim_loops(full, row_.dims, row_.sizes, row_.run, final_scope.loops, full_idx);
       final_open = true;
       idx = full_idx;
       per_element.push_back(j);

@@ -15,9 +15,11 @@
 
 #include <limits>
 #include <map>
+#include <set>
 #include <string>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -62,6 +64,7 @@ class Lowerer {
       : root_(*group.front()), mat_(mat), roots_(group.begin(), group.end()) {}
 
   Lowered finish(ValueId /*unused*/ = -1) {
+    if (!run_mods_.empty()) k_.drop_dead_values();  // the quotients ravel folded away
     Lowered r;
     r.kernel = std::move(k_);
     r.params = std::move(params_);
@@ -185,8 +188,25 @@ class Lowerer {
   ValueId ravel(const Node* n, const Idx& idx) {
     if (idx.empty()) return iconst(0);
     ValueId flat = idx[0];  // (the outermost size never multiplies: no param for it)
-    for (size_t d = 1; d < idx.size(); ++d) flat = iadd(imul(flat, size_of(n, static_cast<int64_t>(d))), idx[d]);
+    for (size_t d = 1; d < idx.size(); ++d) {
+      const ValueId s = size_of(n, static_cast<int64_t>(d));
+      const ValueId f = run_mods_.count(idx[d]) ? unsplit(flat, idx[d], s) : -1;
+      flat = f >= 0 ? f : iadd(imul(flat, s), idx[d]);
+    }
     return flat;
+  }
+  // flat * s + m for m = q % P of a merged run (lower_merge.cpp) and flat =
+  // q / P or A + q / P: q or A * s + q when s and P are the same size; else -1.
+  ValueId unsplit(ValueId flat, ValueId m, ValueId s) {
+    const ValueId q = val(m).args[0], P = val(m).args[1];
+    const bool same = P == s || (val(P).op == VOp::Param && val(s).op == VOp::Param &&
+                                 params_[static_cast<size_t>(val(P).a)] == params_[static_cast<size_t>(val(s).a)]);
+    if (!same) return -1;
+    auto quotient = [&](ValueId v) { return val(v).op == VOp::Div && val(v).args[0] == q && val(v).args[1] == P; };
+    if (quotient(flat)) return q;
+    if (val(flat).op != VOp::Add || !quotient(val(flat).args[1])) return -1;
+    const ValueId a = val(flat).args[0];
+    return iadd(imul(a, s), q);
   }
   Idx unravel(const Node* n, ValueId flat) {
     Idx idx(n->shape.size());
@@ -225,6 +245,9 @@ class Lowerer {
     return false;
   }
 
+  // stored(n) without recording anything (lower_merge.cpp's look-ahead).
+  bool loaded(const Node* n) const { return roots_.count(n) == 0 && (has_value(*n) || mat_.count(n) > 0); }
+
   // ---- the value of node n at idx ----
   ValueId value(const Node* n, const Idx& idx) {
     auto key = std::make_pair(n, idx);
@@ -259,6 +282,7 @@ class Lowerer {
     Shape full;          // the shape every reduction reduces
     std::vector<ValueId> sizes;  // full's sizes (the first reduction's params)
     std::vector<int64_t> dims;
+    std::vector<int64_t> run;  // reduced dims merged into one loop (flat_run)
     Idx outer;           // index over the keepdim shape: outer loop vars, 0 on reduced and size-1 dims
     std::vector<Stmt>* body = nullptr;  // where reduction loop nests are appended
     std::unordered_map<const Node*, int32_t> acc;
@@ -290,6 +314,27 @@ class Lowerer {
   static void patch_kept_slot(std::vector<Stmt>& body, int32_t slot);
   Lowered lower_rows(const std::vector<const Node*>& group, const std::vector<const Node*>& outs,
                      std::vector<const Node*>& reds, bool writes);
+
+  // ---- lower_merge.cpp: adjacent dims as one loop ----
+  // The last run of `dims` (size-1 dims of full skipped) that every reader
+  // reads as one contiguous block; empty if none of 2 dims or more.
+  std::vector<int64_t> flat_run(const Shape& full, const std::vector<int64_t>& dims,
+                                const std::vector<const Node*>& readers) const;
+  bool reads_flat(const Node* n, const std::vector<int64_t>& run,
+                  std::set<std::pair<const Node*, int64_t>>& seen) const;
+  // idx over the run's dims from the merged loop's variable q.
+  void split_run(ValueId q, const std::vector<int64_t>& run, const std::vector<ValueId>& sizes, Idx& idx);
+  ValueId run_extent(const std::vector<int64_t>& run, const std::vector<ValueId>& sizes);
+  // Loops (appended to `loops`, outermost first) over `dims` of size > 1 in
+  // full, of extents `sizes`, the run's merged into one; idx on those dims
+  // (0 on size-1 ones). A reduction's loop nest, a row kernel's final loops.
+  void dim_loops(const Shape& full, const std::vector<int64_t>& dims, const std::vector<ValueId>& sizes,
+                 const std::vector<int64_t>& run, std::vector<std::pair<int32_t, ValueId>>& loops, Idx& idx);
+  // Loops over every dim of n (the first parallel), the trailing dims that
+  // every reader reads as one block merged into one loop.
+  std::vector<Stmt>* open_flat_loops(const Node* n, const std::vector<const Node*>& readers, Idx& idx,
+                                     std::vector<Stmt>& top);
+  std::unordered_set<ValueId> run_mods_;  // the q % P values split_run made
 
   // ---- lower.cpp: kernel structures ----
   std::vector<Stmt>* open_loops(const Node* n, const std::vector<int64_t>& dims, Idx& idx,

@@ -7,6 +7,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -62,6 +63,28 @@ inline void check_jit_close(const kiln::Tensor& t, double eps) {
       CHECK(close);
     }
   }
+  CHECK(bad == 0);
+}
+
+// The JIT's values of t within eps (relative, absolute near zero) of the
+// reference evaluator's: sums in another order (BLAS's, vector lanes'),
+// float32 math of kiln's own.
+inline void close_to_reference(const kiln::Tensor& t, double eps) {
+  const kiln::NodePtr n = t.impl()->node();
+  auto values = [&](const kiln::BufferPtr& b) {
+    return kiln::make_tensor(kiln::make_buffer_node(b, n->shape)).to_vector<double>();
+  };
+  const std::vector<double> want = values(kiln::reference::evaluate({n})[0]);
+  const std::vector<double> got = values(kiln::jit::evaluate({n}, false)[0]);
+  REQUIRE(got.size() == want.size());
+  size_t bad = 0;
+  double worst = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double err = std::fabs(got[i] - want[i]) / (1 + std::fabs(want[i]));
+    worst = std::max(worst, std::isnan(err) ? 1e300 : err);
+    bad += !(err <= eps);
+  }
+  CAPTURE(worst);
   CHECK(bad == 0);
 }
 

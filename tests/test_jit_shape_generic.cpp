@@ -34,24 +34,6 @@ std::vector<std::string> kernel_keys(const Tensor& t) {
   return keys;
 }
 
-// The JIT's values of t within eps (relative, absolute near zero) of the
-// reference evaluator's: sums in BLAS's order, float32 math of kiln's own.
-void close_to_reference(const Tensor& t, double eps) {
-  const NodePtr n = t.impl()->node();
-  auto values = [&](const BufferPtr& b) { return make_tensor(make_buffer_node(b, n->shape)).to_vector<double>(); };
-  const std::vector<double> want = values(reference::evaluate({n})[0]), got = values(jit::evaluate({n}, false)[0]);
-  REQUIRE(got.size() == want.size());
-  size_t bad = 0;
-  double worst = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    const double err = std::fabs(got[i] - want[i]) / (1 + std::fabs(want[i]));
-    worst = std::max(worst, std::isnan(err) ? 1e300 : err);
-    bad += !(err <= eps);
-  }
-  CAPTURE(worst);
-  CHECK(bad == 0);
-}
-
 // f of inputs of shapes a and b (the second evaluated after the first in
 // this process): equal kernels, nothing compiled or read from the disk
 // cache for the second (what its graph building evaluates included: a
@@ -72,7 +54,7 @@ void check_generic(const char* what, const Op& f, const Shape& a, const Shape& b
     CHECK(s.cache_hits_disk == 0);
   }
   if (eps == 0) kiln_test::check_jit(f(data(b, dt)));
-  else close_to_reference(f(data(b, dt)), eps);
+  else kiln_test::close_to_reference(f(data(b, dt)), eps);
 }
 
 // The gradient of sum(f(x)^2) with respect to x: each output's gradient

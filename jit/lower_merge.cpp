@@ -1,0 +1,201 @@
+// Merging adjacent dims into one loop (dimension coalescing).
+//
+// A loop nest over dims that every read of the kernel sees as one
+// contiguous block (a mean over an image's [H, W], an elementwise op over
+// [N, C, H, W]) runs as one loop over their product: the inner loop of 56
+// columns becomes one of 3136 (a vector loop without a remainder per row,
+// one horizontal reduction per row block instead of one per column).
+//
+// The merged loop's variable q gives the dims' indices as a row-major
+// unravel (q % S_last, q / S_last % ..., the divisions by the run's sizes),
+// and ravel folds them back: (A + q / P) * S + q % P is A * S + q when the
+// read node's size S equals P (Lowerer::unsplit). So a read of a buffer in
+// the run costs no division; a read whose index does not fold (a transpose,
+// a general reshape, a broadcast along part of the run) would divide per
+// element, and the run is merged only where reads_flat proves that none
+// does: elementwise ops, broadcasts along all or none of the run, size-1
+// reshapes, stored values and index-free sources.
+#include <algorithm>
+#include <set>
+
+#include "jit/lowerer.h"
+
+namespace kiln::jit::lowering {
+
+namespace {
+
+// x's dims that view n's dims run map to (broadcast pattern, or a reshape
+// adding or dropping size-1 dims: the two exact maps of Lowerer::view);
+// `none` when x does not depend on the run; false if neither. A row-major
+// reshape of a stored x is read at n's own flat position: true with xrun
+// empty (the read folds there).
+bool map_run(const Node* n, const std::vector<int64_t>& run, bool stored, std::vector<int64_t>& xrun, bool& none) {
+  const Node* x = n->inputs[0].get();
+  const auto& a = n->attrs.ints;  // {offset, strides...}
+  const int64_t rank = n->rank(), xr = x->rank();
+  const Shape xs = contiguous_strides(x->shape);
+  xrun.clear();
+  none = false;
+  if (a[0] != 0) return false;
+  if (xr <= rank) {  // Lowerer::view's broadcast pattern
+    const int64_t lead = rank - xr;
+    bool ok = true;
+    for (int64_t d = 0; d < rank && ok; ++d) {
+      const int64_t st = a[1 + d];
+      if (d < lead) ok = st == 0;
+      else {
+        const int64_t xd = d - lead;
+        ok = (st == 0 && x->shape[xd] == 1) ||
+             (x->shape[xd] == n->shape[d] && (st == xs[xd] || n->shape[d] == 1));
+      }
+    }
+    if (ok) {
+      size_t broadcast = 0;
+      for (int64_t d : run) {
+        if (d < lead || x->shape[d - lead] == 1) ++broadcast;
+        else xrun.push_back(d - lead);
+      }
+      none = broadcast == run.size();
+      return none || broadcast == 0;
+    }
+  }
+  if (n->numel() != x->numel() || Shape(a.begin() + 1, a.end()) != contiguous_strides(n->shape)) return false;
+  // A row-major reshape of a buffer: read at ravel(n, idx) (Lowerer::view).
+  if (stored) {
+    none = false;
+    return true;
+  }
+  // A reshape that only adds or drops size-1 dims: n's k-th dim of size > 1
+  // is x's k-th.
+  std::vector<int64_t> nd, xd;
+  for (int64_t d = 0; d < rank; ++d) if (n->shape[d] != 1) nd.push_back(d);
+  for (int64_t d = 0; d < xr; ++d) if (x->shape[d] != 1) xd.push_back(d);
+  if (nd.size() != xd.size()) return false;
+  for (size_t k = 0; k < nd.size(); ++k)
+    if (n->shape[nd[k]] != x->shape[xd[k]]) return false;
+  for (int64_t d : run) {
+    const size_t k = static_cast<size_t>(std::find(nd.begin(), nd.end(), d) - nd.begin());
+    if (k == nd.size()) return false;  // (run dims have size > 1)
+    xrun.push_back(xd[k]);
+  }
+  return true;
+}
+
+}  // namespace
+
+bool Lowerer::reads_flat(const Node* n, const std::vector<int64_t>& run,
+                         std::set<std::pair<const Node*, int64_t>>& seen) const {
+  size_t ones = 0;
+  for (int64_t d : run) ones += n->shape[d] == 1;
+  if (ones == run.size()) return true;  // constant along the run
+  if (ones > 0) return false;           // a broadcast along part of it
+  if (loaded(n)) return true;  // ravel folds
+  if (!seen.insert({n, run.front()}).second) return true;
+  switch (n->cls()) {
+    case OpClass::Unary:
+    case OpClass::Binary:
+    case OpClass::Ternary:
+      for (const auto& in : n->inputs)
+        if (!reads_flat(in.get(), run, seen)) return false;
+      return true;
+    case OpClass::Random: return true;  // Philox at ravel(n, idx)
+    case OpClass::Source: return n->op == Op::Full || n->op == Op::Arange;  // (Buffer: loaded above)
+    case OpClass::View: {
+      std::vector<int64_t> xrun;
+      bool none = false;
+      const Node* x = n->inputs[0].get();
+      if (!map_run(n, run, loaded(x), xrun, none)) return false;
+      return none || xrun.empty() || reads_flat(x, xrun, seen);
+    }
+    default: return false;  // reductions, indexed reads, joins: their own index arithmetic
+  }
+}
+
+std::vector<int64_t> Lowerer::flat_run(const Shape& full, const std::vector<int64_t>& dims,
+                                       const std::vector<const Node*>& readers) const {
+  // The dims of size > 1, adjacent but for size-1 dims between them.
+  std::vector<int64_t> run;
+  for (int64_t d : dims) {
+    if (full[d] == 1) continue;
+    if (!run.empty())
+      for (int64_t e = run.back() + 1; e < d; ++e)
+        if (full[e] != 1) run.clear();  // a gap: start again from d
+    run.push_back(d);
+  }
+  if (run.size() < 2) return {};
+  std::set<std::pair<const Node*, int64_t>> seen;
+  for (const Node* r : readers) {
+    seen.clear();
+    if (!reads_flat(r, run, seen)) return {};
+  }
+  return run;
+}
+
+void Lowerer::split_run(ValueId q, const std::vector<int64_t>& run, const std::vector<ValueId>& sizes, Idx& idx) {
+  for (size_t j = run.size(); j-- > 1;) {
+    const ValueId s = sizes[static_cast<size_t>(run[j])];
+    idx[run[j]] = imod(q, s);
+    run_mods_.insert(idx[run[j]]);
+    q = idiv(q, s);
+  }
+  idx[run.front()] = q;
+}
+
+ValueId Lowerer::run_extent(const std::vector<int64_t>& run, const std::vector<ValueId>& sizes) {
+  ValueId e = iconst(1);
+  for (int64_t d : run) e = imul(e, sizes[static_cast<size_t>(d)]);
+  return e;
+}
+
+void Lowerer::dim_loops(const Shape& full, const std::vector<int64_t>& dims, const std::vector<ValueId>& sizes,
+                        const std::vector<int64_t>& run, std::vector<std::pair<int32_t, ValueId>>& loops, Idx& idx) {
+  for (int64_t d : dims) {
+    if (full[d] == 1) {
+      idx[d] = iconst(0);
+    } else if (run.empty() || d < run.front() || d > run.back()) {
+      const int32_t l = new_loop();
+      loops.push_back({l, sizes[static_cast<size_t>(d)]});
+      idx[d] = loop_var(l);
+    } else if (d == run.front()) {
+      const int32_t l = new_loop();
+      loops.push_back({l, run_extent(run, sizes)});
+      split_run(loop_var(l), run, sizes, idx);
+    }
+  }
+}
+
+std::vector<Stmt>* Lowerer::open_flat_loops(const Node* n, const std::vector<const Node*>& readers, Idx& idx,
+                                            std::vector<Stmt>& top) {
+  const int64_t rank = n->rank();
+  std::vector<int64_t> run, dims;
+  for (int64_t k = 0; k + 1 < rank && run.empty(); ++k) {
+    dims.clear();
+    for (int64_t d = k; d < rank; ++d) dims.push_back(d);
+    run = flat_run(n->shape, dims, readers);
+  }
+  std::vector<Stmt>* cur = &top;
+  bool parallel = true;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!run.empty() && d >= run.front()) {
+      if (d == run.front()) {
+        std::vector<ValueId> sizes(static_cast<size_t>(rank), -1);
+        int64_t count = 1;
+        for (int64_t e : run) {
+          sizes[static_cast<size_t>(e)] = size_of(n, e);
+          count *= n->shape[e];
+        }
+        const ValueId q = open_loop(cur, run_extent(run, sizes), count, parallel);
+        parallel = false;
+        split_run(q, run, sizes, idx);
+      } else if (n->shape[d] == 1) {
+        idx[d] = iconst(0);  // (the run's own dims: split_run)
+      }
+      continue;
+    }
+    idx[d] = open_loop(cur, size_of(n, d), n->shape[d], parallel);
+    parallel = false;
+  }
+  return cur;
+}
+
+}  // namespace kiln::jit::lowering

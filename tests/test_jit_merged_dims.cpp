@@ -1,0 +1,153 @@
+// Adjacent dims that every read of a kernel sees as one contiguous block
+// run as one loop (jit/lower_merge.cpp): a mean over an image's [H, W], an
+// elementwise op over [N, C, H, W], a norm's rows. The tests pin the loop
+// structure (loops counted in the kernel IR, no integer division or
+// remainder left by the merge) and the values against the reference
+// evaluator; reads that cannot see the dims as one block (a transpose, a
+// broadcast along part of them) keep one loop per dim, with equal values.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "codegen/backend.h"
+#include "kiln/nn_functional.h"
+#include "tests/jit_checks.h"
+
+using namespace kiln;
+
+namespace {
+
+Tensor data(const Shape& s, DType dt = kFloat32) { return kiln_test::sine_leaf(s, dt, 2.0); }
+
+int count_loops(const std::vector<jit::Stmt>& body) {
+  int n = 0;
+  for (const jit::Stmt& s : body) n += (s.kind == jit::StmtKind::Loop) + count_loops(s.body);
+  return n;
+}
+
+struct Structure {
+  size_t kernels = 0;
+  int loops = 0;             // in the last kernel (the one writing t)
+  bool divides = false;      // an integer Div or Mod in it
+};
+
+Structure structure_of(const Tensor& t) {
+  const jit::Schedule s = kiln_test::plan(t);
+  Structure r;
+  r.kernels = s.steps.size();
+  const jit::Kernel& k = s.steps.back().code->ir;
+  r.loops = count_loops(k.body);
+  for (const jit::Value& v : k.values)
+    r.divides = r.divides || ((v.op == jit::VOp::Div || v.op == jit::VOp::Mod) && v.dtype == kInt64);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("merged dims: a reduction over adjacent dims is one loop without divisions") {
+  const Tensor x = data({4, 3, 7, 9});
+  // rows over N, C; one loop over H * W (not one per dim: 4 loops)
+  for (const Tensor& t : {x.sum({2, 3}), x.mean({2, 3}), (x * x).sum({2, 3}, true), x.amax({2, 3})}) {
+    const Structure s = structure_of(t);
+    CHECK(s.kernels == 1);
+    CHECK(s.loops == 3);
+    CHECK_FALSE(s.divides);
+    kiln_test::check_jit(t);
+  }
+  // every dim but the first: one row loop, one reduction loop
+  const Tensor all = x.sum({1, 2, 3});
+  CHECK(structure_of(all).loops == 2);
+  CHECK_FALSE(structure_of(all).divides);
+  kiln_test::check_jit(all);
+  // a run in the middle: each reduction step reads a column at the stride of the last dim
+  const Tensor mid = x.sum({1, 2});
+  CHECK(structure_of(mid).loops == 3);
+  CHECK_FALSE(structure_of(mid).divides);
+  kiln_test::check_jit(mid);
+  // size-1 dims inside the run get no loop; the run goes across them
+  const Tensor y = data({2, 5, 1, 6});
+  CHECK(structure_of(y.sum({1, 2, 3})).loops == 2);
+  kiln_test::check_jit(y.sum({1, 2, 3}));
+  // integers accumulate in int64 as before
+  const Tensor xi = (data({3, 4, 5, 6}) * 100).to(kInt32);
+  CHECK(structure_of(xi.sum({2, 3})).loops == 3);
+  kiln_test::check_jit(xi.sum({2, 3}));
+  kiln_test::check_jit(xi.amin({1, 2, 3}));
+}
+
+TEST_CASE("merged dims: a row kernel's statistics and its per-element loop merge alike") {
+  const Tensor x = data({4, 3, 7, 9});
+  // x - mean: rows over N, C; the mean's loop and the final loop, one each
+  const Tensor centred = x - x.mean({2, 3}, true);
+  const Structure s = structure_of(centred);
+  CHECK(s.kernels == 1);
+  CHECK(s.loops == 4);
+  CHECK_FALSE(s.divides);
+  kiln_test::check_jit(centred);
+  // var: the mean read inside the squares' loop (a broadcast along the whole run)
+  const Tensor v = x.var({2, 3});
+  CHECK(structure_of(v).loops == 4);
+  CHECK_FALSE(structure_of(v).divides);
+  kiln_test::close_to_reference(v, 1e-6);
+  // softmax over a flattened image's dims: max, sum of exp, output
+  const Tensor sm = (x - x.amax({1, 2, 3}, true)).exp();
+  const Tensor soft = sm / sm.sum({1, 2, 3}, true);
+  CHECK_FALSE(structure_of(soft).divides);
+  kiln_test::close_to_reference(soft, 1e-6);
+  // the norms over several trailing dims
+  kiln_test::close_to_reference(layer_norm(x, {3, 7, 9}), 1e-5);
+  kiln_test::close_to_reference(group_norm(x, 3), 1e-5);
+  kiln_test::close_to_reference(instance_norm(x), 1e-5);
+  kiln_test::close_to_reference(batch_norm(x, Tensor(), Tensor(), Tensor(), Tensor(), true), 1e-5);
+}
+
+TEST_CASE("merged dims: elementwise kernels loop once over the dims their reads see as one block") {
+  const Tensor x = data({4, 3, 7, 9});
+  // every dim: one (parallel) loop
+  const Tensor t = x * 2 + 1;
+  CHECK(structure_of(t).loops == 1);
+  CHECK_FALSE(structure_of(t).divides);
+  kiln_test::check_jit(t);
+  // a per-channel bias broadcast along H, W: loops over N, C and one over H * W
+  const Tensor b = data({3, 1, 1});
+  CHECK(structure_of(x + b).loops == 3);
+  CHECK_FALSE(structure_of(x + b).divides);
+  kiln_test::check_jit(x + b);
+  // broadcast along part of every run (a row of W): one loop per dim
+  const Tensor w = data({9});
+  CHECK(structure_of(x * w).loops == 4);
+  CHECK_FALSE(structure_of(x * w).divides);
+  kiln_test::check_jit(x * w);
+  // an added size-1 dim (unsqueeze) reads through
+  const Tensor u = data({4, 3, 63}).reshape({4, 3, 1, 63}).exp() + data({4, 3, 1, 63});
+  CHECK(structure_of(u).loops == 1);
+  kiln_test::check_jit_close(u, 2e-7);
+  // a permuted read cannot (tiles of the transpose): equal values
+  kiln_test::check_jit(x.permute({0, 1, 3, 2}).contiguous() * 3);
+  kiln_test::check_jit(x.permute({0, 2, 1, 3}) * 3);
+  // random numbers at their row-major positions, as before
+  manual_seed(7);
+  const Tensor r = rand({4, 3, 7, 9}) + x;
+  CHECK(structure_of(r).loops == 1);
+  kiln_test::check_jit(r);
+}
+
+TEST_CASE("merged dims: empty dims and a new shape") {
+  // a zero-size dim inside the run: an empty loop
+  kiln_test::check_jit(data({2, 3, 0, 4}).sum({2, 3}));
+  kiln_test::check_jit(data({2, 3, 0, 4}) * 2);
+  kiln_test::check_jit(data({2, 0, 3, 4}).mean({2, 3}));
+  // a new shape of the same structure compiles nothing
+  auto f = [](const Tensor& x) { return x - x.mean({2, 3}, true) + (x * 2).sum({1, 2, 3}, true); };
+  const Tensor first = f(data({2, 3, 5, 7}));
+  first.eval();
+  reset_stats();
+  const Tensor second = f(data({3, 2, 6, 4}));
+  second.eval();
+  if (codegen::cpu_backend().available()) {
+    CHECK(stats().kernels_compiled == 0);
+    CHECK(stats().cache_hits_disk == 0);
+  }
+  kiln_test::close_to_reference(f(data({3, 2, 6, 4})), 1e-6);
+}
