@@ -54,9 +54,10 @@ namespace kiln::jit {
 // arithmetic; 30: loops reading at a constant step run one copy a step; 31, 32:
 // guarded loads, params dereferenceable, no gathers without a guard; 33: loops
 // reading under a guard fold their tail; 34: not at a constant step; 35: float
-// max / min accumulate integer keys, their loops fold the tail), so objects compiled by
+// max / min accumulate integer keys, their loops fold the tail; 36: float sums
+// run to a multiple of 16, then one masked vector), so objects compiled by
 // an older kiln are rebuilt, never loaded.
-inline constexpr uint32_t kDiskCacheVersion = 35;
+inline constexpr uint32_t kDiskCacheVersion = 36;
 inline constexpr size_t kDiskCacheHeaderSize = 32;
 
 // The compiled function for k: from memory, from disk, or compiled now

@@ -199,6 +199,9 @@ struct LoopHints {
   int interleave = 0;
   int width = 0;
   bool fold_tail = false;
+  // > 0: the loop runs as two, its iterations up to a multiple of split
+  // (no remainder), then the rest with its tail folded (one masked vector).
+  int split = 0;
 };
 // The hints for loop statement s of k; wide_vectors: Emitter::wide_vectors.
 LoopHints loop_hints(const jit::Kernel& k, const jit::Stmt& s, bool wide_vectors);

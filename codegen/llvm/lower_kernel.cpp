@@ -582,7 +582,6 @@ class Lowering {
   }
 
   void loop(const Stmt& s) {
-    auto& b = e_.b;
     KILN_INTERNAL_ASSERT(s.loop >= 0 && s.loop < k_.num_loops && !loop_iv_[s.loop], "kernel ",
                          k_.name, ": bad or nested-twice loop id ", s.loop);
     Bits wa, wb;
@@ -591,6 +590,20 @@ class Lowering {
     llvm::Value* extent = value(s.extent);
     llvm::Value* lo = s.parallel ? begin_ : e_.c64(0);
     llvm::Value* hi = s.parallel ? e_.intrinsic(llvm::Intrinsic::smin, {end_, extent}) : extent;
+    LoopHints h = loop_hints(k_, s, e_.wide_vectors);
+    if (h.split > 0) {  // (lo is 0: never the parallel loop)
+      llvm::Value* mid = e_.b.CreateAnd(hi, e_.c64(-h.split));
+      h.split = 0;
+      emit_loop(s, lo, mid, h);
+      h.fold_tail = true;
+      emit_loop(s, mid, hi, h);
+      return;
+    }
+    emit_loop(s, lo, hi, h);
+  }
+
+  void emit_loop(const Stmt& s, llvm::Value* lo, llvm::Value* hi, const LoopHints& h) {
+    auto& b = e_.b;
     llvm::Function* f = b.GetInsertBlock()->getParent();
     const std::string tag = "loop" + std::to_string(s.loop);
     llvm::BasicBlock* pre = b.GetInsertBlock();
@@ -609,7 +622,6 @@ class Lowering {
     llvm::Value* next = b.CreateAdd(iv, e_.c64(1), tag + ".next", /*HasNUW=*/true, /*HasNSW=*/true);
     iv->addIncoming(next, b.GetInsertBlock());
     llvm::BranchInst* latch = b.CreateCondBr(b.CreateICmpSLT(next, hi), body, exit);
-    const LoopHints h = loop_hints(k_, s, e_.wide_vectors);
     if (h.interleave || h.width || h.fold_tail) {
       llvm::LLVMContext& c = e_.ctx;
       std::vector<llvm::Metadata*> ops{nullptr};
