@@ -593,23 +593,28 @@ class Lowering {
     LoopHints h = loop_hints(k_, s, e_.wide_vectors);
     if (h.split > 0) {  // (lo is 0: never the parallel loop)
       llvm::Value* mid = e_.b.CreateAnd(hi, e_.c64(-h.split));
+      const int64_t block = h.split;
       h.split = 0;
-      emit_loop(s, lo, mid, h);
+      // entered at mid >= block (for mid > 0 the same): the vectorizer then
+      // sees a trip count of whole vector steps and emits no scalar loop
+      emit_loop(s, lo, mid, h, block);
       h.fold_tail = true;
+      h.tail = true;
       emit_loop(s, mid, hi, h);
       return;
     }
     emit_loop(s, lo, hi, h);
   }
 
-  void emit_loop(const Stmt& s, llvm::Value* lo, llvm::Value* hi, const LoopHints& h) {
+  void emit_loop(const Stmt& s, llvm::Value* lo, llvm::Value* hi, const LoopHints& h, int64_t min_trip = 1) {
     auto& b = e_.b;
     llvm::Function* f = b.GetInsertBlock()->getParent();
     const std::string tag = "loop" + std::to_string(s.loop);
     llvm::BasicBlock* pre = b.GetInsertBlock();
     llvm::BasicBlock* body = llvm::BasicBlock::Create(e_.ctx, tag + ".body", f);
     llvm::BasicBlock* exit = llvm::BasicBlock::Create(e_.ctx, tag + ".exit", f);
-    b.CreateCondBr(b.CreateICmpSLT(lo, hi), body, exit);
+    b.CreateCondBr(min_trip > 1 ? b.CreateICmpSGE(b.CreateSub(hi, lo), e_.c64(min_trip)) : b.CreateICmpSLT(lo, hi),
+                   body, exit);
     b.SetInsertPoint(body);
     llvm::PHINode* iv = b.CreatePHI(e_.i64(), 2, tag + ".i");
     iv->addIncoming(lo, pre);
@@ -633,6 +638,12 @@ class Lowering {
       if (h.interleave) hint("llvm.loop.interleave.count", h.interleave);
       if (h.width) hint("llvm.loop.vectorize.width", h.width);
       if (h.fold_tail) hint("llvm.loop.vectorize.predicate.enable", 1, /*flag=*/true);
+      if (h.tail) {  // the vectorized loop's own property (LLVM's followup)
+        llvm::Metadata* prop[] = {llvm::MDString::get(c, kKilnTailLoop)};
+        llvm::Metadata* kv[] = {llvm::MDString::get(c, "llvm.loop.vectorize.followup_vectorized"),
+                                llvm::MDNode::get(c, prop)};
+        ops.push_back(llvm::MDNode::get(c, kv));
+      }
       llvm::MDNode* md = llvm::MDNode::getDistinct(c, ops);
       md->replaceOperandWith(0, md);
       latch->setMetadata(llvm::LLVMContext::MD_loop, md);

@@ -155,15 +155,21 @@ struct DefineVectorVariants : llvm::PassInfoMixin<DefineVectorVariants> {
 // 1.0 ms unmasked). Each masked access becomes a branch on whether every
 // lane is active: a plain load or store then, the masked one for a row's
 // last, partial vector.
+// The tail loop of a split sum (loop_hints.cpp: under 16 elements, never a
+// full vector) keeps its masked accesses.
 struct UnmaskFullVectors : llvm::PassInfoMixin<UnmaskFullVectors> {
-  llvm::PreservedAnalyses run(llvm::Function& f, llvm::FunctionAnalysisManager&) {
+  llvm::PreservedAnalyses run(llvm::Function& f, llvm::FunctionAnalysisManager& fam) {
+    const llvm::LoopInfo& li = fam.getResult<llvm::LoopAnalysis>(f);
     std::vector<llvm::IntrinsicInst*> masked;
-    for (llvm::BasicBlock& bb : f)
+    for (llvm::BasicBlock& bb : f) {
+      const llvm::Loop* l = li.getLoopFor(&bb);
+      if (l && llvm::findOptionMDForLoop(l, kKilnTailLoop)) continue;
       for (llvm::Instruction& i : bb)
         if (auto* ii = llvm::dyn_cast<llvm::IntrinsicInst>(&i);
             ii && (ii->getIntrinsicID() == llvm::Intrinsic::masked_store ||
                    ii->getIntrinsicID() == llvm::Intrinsic::masked_load))
           masked.push_back(ii);
+    }
     for (llvm::IntrinsicInst* m : masked) {
       const bool is_store = m->getIntrinsicID() == llvm::Intrinsic::masked_store;
       const unsigned first = is_store ? 1 : 0;  // store(value, ptr, align, mask), load(ptr, align, mask, passthru)
