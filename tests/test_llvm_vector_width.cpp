@@ -71,6 +71,7 @@ TEST_CASE("llvm: a float32 sum of exp values runs 16 lanes a step where 512-bit 
   CHECK(ck.llvm_ir.find("call float @kiln_rt_expf") == std::string::npos);
   CHECK(ck.llvm_ir.find("llvm.masked.load") != std::string::npos);
   CHECK(ck.llvm_ir.find("llvm.vector.reduce.and") == std::string::npos);
+  CHECK(ck.llvm_ir.find("kiln.loop.tail") != std::string::npos);
   // and it sums: rows of 0 (no vector step), 5 (remainder only), 16, 37
   // and 1000 elements
   for (int64_t cols : {0, 5, 16, 37, 1000}) {
@@ -360,6 +361,37 @@ TEST_CASE("llvm: float32 sigmoid is computed in float arithmetic, within 2 ulp o
       CAPTURE(v);
       if (std::isnan(v)) CHECK(std::isnan(got));
       else CHECK(ulps(got, want) <= 2);
+    }
+  }
+}
+
+TEST_CASE("llvm: a scan's running float64 sum is not split into a vector tail (it runs in order)") {
+  // out[r, j] = sum_{i <= j} in[r, i] in float64: the same widening as a
+  // row sum, but a running value (loop_hints.cpp: reduces_only)
+  KILN_SKIP_WITHOUT_LLVM();
+  KB kb("running_sums");
+  const int in = kb.buffer(kFloat32, false), out = kb.buffer(kFloat64, true);
+  const int acc = kb.acc(jit::Combiner::Sum, kFloat64);
+  kb.k.accs[static_cast<size_t>(acc)].running = true;
+  const ValueId r = kb.idx(0), j = kb.idx(1);
+  const ValueId at = kb.add(kb.mul(r, kb.param(1)), j);
+  const ValueId wide = kb.val(VOp::Cast, kFloat64, {kb.load(in, at)});
+  kb.k.body.push_back(loop(0, kb.param(0), true,
+                           {acc_init(acc), loop(1, kb.param(1), false,
+                                                {acc_update(acc, wide), store(out, at, kb.val(VOp::AccRead, kFloat64, {}, acc))})}));
+  const codegen::CompiledKernel ck = be().compile(kb.k, true);
+  REQUIRE(static_cast<bool>(ck.fn));
+  CAPTURE(ck.llvm_ir);
+  CHECK(ck.llvm_ir.find("kiln.loop.tail") == std::string::npos);
+  const int64_t rows = 2, cols = 37;
+  Buf a(kFloat32, rows * cols), o(kFloat64, rows * cols);
+  for (int64_t i = 0; i < rows * cols; ++i) a.as<float>()[i] = static_cast<float>(std::sin(0.3 * static_cast<double>(i)));
+  run(ck.fn, {&a, &o}, {rows, cols}, 0, rows);
+  for (int64_t y = 0; y < rows; ++y) {
+    double want = 0;
+    for (int64_t x = 0; x < cols; ++x) {
+      want += a.as<float>()[y * cols + x];
+      CHECK(o.as<double>()[y * cols + x] == want);  // the same additions in the same order
     }
   }
 }
