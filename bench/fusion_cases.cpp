@@ -106,6 +106,17 @@ std::vector<Case> make_cases(const Size& sz, Inputs& in) {
 #ifdef KILN_BENCH_HAVE_TORCH
   const auto tx4 = as_torch(x).reshape({-1}).narrow(0, 0, conv_batch * 16384).reshape({conv_batch, 16, 32, 32});
 #endif
+  // x's first NC * 3136 elements as NC images of 56 x 56 (a CNN's feature
+  // maps): a mean over each image's two dims (a global average pool),
+  // and softmax over rows of 56 (3.5 vectors of 16: a row's remainder).
+  const int64_t NC = std::max<int64_t>(N / 3136, 1);
+  const kiln::Tensor img = x.reshape({-1}).narrow(0, 0, NC * 3136).reshape({NC, 56, 56});
+#ifdef KILN_BENCH_HAVE_TORCH
+  const auto timg = as_torch(x).reshape({-1}).narrow(0, 0, NC * 3136).reshape({NC, 56, 56});
+#endif
+  auto scaled = [](float* e, int64_t n, float by) {
+    for (int64_t i = 0; i < n; ++i) e[i] *= by;
+  };
   std::vector<Case> cases = {
       {.name = "chain", .expr = "relu(a*b + c) * exp(-d), c: [cols] row", .shape = rc, .n = N,
        .min_bytes = f * (4.0 * N + C), .out_n = N,
@@ -157,6 +168,17 @@ std::vector<Case> make_cases(const Size& sz, Inputs& in) {
        .out_n = N, .build = [=] { return x.softmax(1); },
        IMPLS(softmax, px, R, C),
        .torch = TORCH_IMPL([=] { return torch::softmax(tx, 1); })},
+      {.name = "image_mean", .expr = "img.mean({1, 2}), img: [NC, 56, 56]", .shape = shape_str({NC, 56, 56}),
+       .n = NC * 3136, .min_bytes = f * (NC * 3136.0 + NC), .out_n = NC,
+       .build = [=] { return img.mean({1, 2}); },
+       .hand = [=](float* e) { hand_rowsum(e, px, NC, 3136), scaled(e, NC, 1.0f / 3136); },
+       .eigen = EIGEN_FN([=](float* e) { eigen_rowsum(e, px, NC, 3136), scaled(e, NC, 1.0f / 3136); }),
+       .torch = TORCH_IMPL([=] { return timg.mean(std::vector<int64_t>{1, 2}); }), .check_tol = 1e-3},
+      {.name = "softmax_56", .expr = "img.softmax(2): rows of 56", .shape = shape_str({NC, 56, 56}),
+       .n = NC * 3136, .min_bytes = f * 2.0 * NC * 3136, .out_n = NC * 3136,
+       .build = [=] { return img.softmax(2); },
+       IMPLS(softmax, px, NC * 56, 56),
+       .torch = TORCH_IMPL([=] { return torch::softmax(timg, 2); })},
       {.name = "center", .expr = "x - x.mean(1, true)", .shape = rc, .n = N,
        .min_bytes = f * 2.0 * N, .out_n = N, .build = [=] { return x - x.mean(1, true); },
        IMPLS(center, px, R, C),

@@ -27,8 +27,9 @@ namespace {
 // x's dims that view n's dims run map to (broadcast pattern, or a reshape
 // adding or dropping size-1 dims: the two exact maps of Lowerer::view);
 // `none` when x does not depend on the run; false if neither. A row-major
-// reshape of a stored x is read at n's own flat position: true with xrun
-// empty (the read folds there).
+// block of a stored x (a reshape, a narrow of the first dim, a select) is
+// read at an offset plus n's own flat position: true with xrun empty (the
+// read folds there).
 bool map_run(const Node* n, const std::vector<int64_t>& run, bool stored, std::vector<int64_t>& xrun, bool& none) {
   const Node* x = n->inputs[0].get();
   const auto& a = n->attrs.ints;  // {offset, strides...}
@@ -36,6 +37,10 @@ bool map_run(const Node* n, const std::vector<int64_t>& run, bool stored, std::v
   const Shape xs = contiguous_strides(x->shape);
   xrun.clear();
   none = false;
+  const bool row_major = Shape(a.begin() + 1, a.end()) == contiguous_strides(n->shape);
+  // A row-major block of a stored x (any offset): read at offset + ravel(n,
+  // idx) (Lowerer::view), where the run folds.
+  if (stored && row_major) return true;
   if (a[0] != 0) return false;
   if (xr <= rank) {  // Lowerer::view's broadcast pattern
     const int64_t lead = rank - xr;
@@ -59,12 +64,7 @@ bool map_run(const Node* n, const std::vector<int64_t>& run, bool stored, std::v
       return none || broadcast == 0;
     }
   }
-  if (n->numel() != x->numel() || Shape(a.begin() + 1, a.end()) != contiguous_strides(n->shape)) return false;
-  // A row-major reshape of a buffer: read at ravel(n, idx) (Lowerer::view).
-  if (stored) {
-    none = false;
-    return true;
-  }
+  if (n->numel() != x->numel() || !row_major) return false;
   // A reshape that only adds or drops size-1 dims: n's k-th dim of size > 1
   // is x's k-th.
   std::vector<int64_t> nd, xd;

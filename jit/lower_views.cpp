@@ -81,11 +81,12 @@ ValueId Lowerer::view(const Node* n, const Idx& idx) {
     // the taps of a pooling window differ by constants
     return value(x, xi);
   }
-  // A row-major reshape of a buffer: the position in n's own layout (its
-  // sizes, so that a merged run of n's dims folds back: lower_merge.cpp).
-  if (stored(x) && a[0] == 0 && n->numel() == x->numel() &&
-      Shape(a.begin() + 1, a.end()) == contiguous_strides(n->shape))
-    return load(x, ravel(n, idx));
+  // A row-major block of a buffer (a reshape; a narrow of its first dim or
+  // a select of a batch's image, at an offset): the offset plus the
+  // position in n's own layout (its sizes, so that a merged run of n's
+  // dims folds back: lower_merge.cpp).
+  if (stored(x) && Shape(a.begin() + 1, a.end()) == contiguous_strides(n->shape))
+    return load(x, iadd(a[0] == 0 ? iconst(0) : param(n, kViewOffset, 0, a[0]), ravel(n, idx)));
   // General: the flat position in x's row-major layout.
   ValueId flat = a[0] == 0 ? iconst(0) : param(n, kViewOffset, 0, a[0]);
   for (int64_t d = 0; d < rank; ++d) {

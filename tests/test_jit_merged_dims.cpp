@@ -151,3 +151,25 @@ TEST_CASE("merged dims: empty dims and a new shape") {
   }
   kiln_test::close_to_reference(f(data({3, 2, 6, 4})), 1e-6);
 }
+
+TEST_CASE("merged dims: a row-major block of a buffer at an offset (narrow, select) merges too") {
+  const Tensor x = data({4, 3, 7, 9});
+  x.eval();
+  // images 1 and 2 of the batch, and image 3 alone: offsets into x
+  for (const Tensor& t : {x.narrow(0, 1, 2).mean({2, 3}), x.select(0, 3).sum({1, 2}), x.narrow(0, 2, 2) * 2}) {
+    const Structure s = structure_of(t);
+    CHECK(s.kernels == 1);
+    CHECK_FALSE(s.divides);
+    kiln_test::check_jit(t);
+  }
+  CHECK(structure_of(x.narrow(0, 1, 2).mean({2, 3})).loops == 3);  // rows over N, C; one loop over H * W
+  CHECK(structure_of(x.select(0, 3).sum({1, 2})).loops == 2);
+  CHECK(structure_of(x.narrow(0, 2, 2) * 2).loops == 1);
+  // another offset of the same structure compiles nothing (the offset is a param)
+  x.narrow(0, 1, 2).mean({2, 3}).eval();
+  reset_stats();
+  const Tensor other = x.narrow(0, 0, 2).mean({2, 3});
+  other.eval();
+  if (codegen::cpu_backend().available()) CHECK(stats().kernels_compiled == 0);
+  kiln_test::check_jit(x.narrow(0, 0, 2).mean({2, 3}));
+}
