@@ -255,7 +255,7 @@ const Node* Lowerer::merged_from(const Node* n) {
   const Node* x = n->inputs[0].get();
   const auto& a = n->attrs.ints;  // {offset, strides...}
   if (stored(x) || a[0] != 0 || x->numel() != n->numel() || x->rank() <= n->rank()) return nullptr;
-  if (Shape(a.begin() + 1, a.end()) != contiguous_strides(n->shape)) return nullptr;
+  if (!row_major_view(n)) return nullptr;
   size_t j = 0;
   for (int64_t s : n->shape) {
     int64_t p = 1;

@@ -24,55 +24,27 @@ namespace kiln::jit::lowering {
 
 namespace {
 
-// x's dims that view n's dims run map to (broadcast pattern, or a reshape
-// adding or dropping size-1 dims: the two exact maps of Lowerer::view);
-// `none` when x does not depend on the run; false if neither. A row-major
-// block of a stored x (a reshape, a narrow of the first dim, a select) is
-// read at an offset plus n's own flat position: true with xrun empty (the
-// read folds there).
+// x's dims that view n's dims run map to, by Lowerer::view's exact maps
+// (broadcast_lead, unit_dims_reshape); `none` when x does not depend on the
+// run; false if neither. A row-major block of a stored x (a reshape, a
+// narrow of the first dim, a select) is read at an offset plus n's own flat
+// position: true with xrun empty (the read folds there).
 bool map_run(const Node* n, const std::vector<int64_t>& run, bool stored, std::vector<int64_t>& xrun, bool& none) {
   const Node* x = n->inputs[0].get();
-  const auto& a = n->attrs.ints;  // {offset, strides...}
-  const int64_t rank = n->rank(), xr = x->rank();
-  const Shape xs = contiguous_strides(x->shape);
   xrun.clear();
   none = false;
-  const bool row_major = Shape(a.begin() + 1, a.end()) == contiguous_strides(n->shape);
-  // A row-major block of a stored x (any offset): read at offset + ravel(n,
-  // idx) (Lowerer::view), where the run folds.
-  if (stored && row_major) return true;
-  if (a[0] != 0) return false;
-  if (xr <= rank) {  // Lowerer::view's broadcast pattern
-    const int64_t lead = rank - xr;
-    bool ok = true;
-    for (int64_t d = 0; d < rank && ok; ++d) {
-      const int64_t st = a[1 + d];
-      if (d < lead) ok = st == 0;
-      else {
-        const int64_t xd = d - lead;
-        ok = (st == 0 && x->shape[xd] == 1) ||
-             (x->shape[xd] == n->shape[d] && (st == xs[xd] || n->shape[d] == 1));
-      }
+  if (stored && row_major_view(n)) return true;
+  if (const int64_t lead = broadcast_lead(n); lead >= 0) {
+    size_t broadcast = 0;
+    for (int64_t d : run) {
+      if (d < lead || x->shape[d - lead] == 1) ++broadcast;
+      else xrun.push_back(d - lead);
     }
-    if (ok) {
-      size_t broadcast = 0;
-      for (int64_t d : run) {
-        if (d < lead || x->shape[d - lead] == 1) ++broadcast;
-        else xrun.push_back(d - lead);
-      }
-      none = broadcast == run.size();
-      return none || broadcast == 0;
-    }
+    none = broadcast == run.size();
+    return none || broadcast == 0;
   }
-  if (n->numel() != x->numel() || !row_major) return false;
-  // A reshape that only adds or drops size-1 dims: n's k-th dim of size > 1
-  // is x's k-th.
   std::vector<int64_t> nd, xd;
-  for (int64_t d = 0; d < rank; ++d) if (n->shape[d] != 1) nd.push_back(d);
-  for (int64_t d = 0; d < xr; ++d) if (x->shape[d] != 1) xd.push_back(d);
-  if (nd.size() != xd.size()) return false;
-  for (size_t k = 0; k < nd.size(); ++k)
-    if (n->shape[nd[k]] != x->shape[xd[k]]) return false;
+  if (!unit_dims_reshape(n, nd, xd)) return false;
   for (int64_t d : run) {
     const size_t k = static_cast<size_t>(std::find(nd.begin(), nd.end(), d) - nd.begin());
     if (k == nd.size()) return false;  // (run dims have size > 1)

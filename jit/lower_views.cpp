@@ -31,44 +31,60 @@ bool strided_slice(const Node* n, const Node* x) {
 
 }  // namespace
 
+int64_t broadcast_lead(const Node* n) {
+  const Node* x = n->inputs[0].get();
+  const auto& a = n->attrs.ints;  // {offset, strides...}
+  const int64_t rank = n->rank(), xr = x->rank();
+  if (a[0] != 0 || xr > rank) return -1;
+  const Shape xs = contiguous_strides(x->shape);
+  const int64_t lead = rank - xr;
+  for (int64_t d = 0; d < rank; ++d) {
+    const int64_t st = a[1 + d];
+    if (d < lead) {
+      if (st != 0) return -1;
+      continue;
+    }
+    const int64_t xd = d - lead;
+    if (!((st == 0 && x->shape[xd] == 1) || (x->shape[xd] == n->shape[d] && (st == xs[xd] || n->shape[d] == 1))))
+      return -1;
+  }
+  return lead;
+}
+
+bool row_major_view(const Node* n) {
+  const auto& a = n->attrs.ints;
+  return Shape(a.begin() + 1, a.end()) == contiguous_strides(n->shape);
+}
+
+bool unit_dims_reshape(const Node* n, std::vector<int64_t>& nd, std::vector<int64_t>& xd) {
+  const Node* x = n->inputs[0].get();
+  if (n->attrs.ints[0] != 0 || n->numel() != x->numel() || !row_major_view(n)) return false;
+  nd.clear();
+  xd.clear();
+  for (int64_t d = 0; d < n->rank(); ++d) if (n->shape[d] != 1) nd.push_back(d);
+  for (int64_t d = 0; d < x->rank(); ++d) if (x->shape[d] != 1) xd.push_back(d);
+  if (nd.size() != xd.size()) return false;
+  for (size_t k = 0; k < nd.size(); ++k)
+    if (n->shape[nd[k]] != x->shape[xd[k]]) return false;
+  return true;
+}
+
 ValueId Lowerer::view(const Node* n, const Idx& idx) {
   const Node* x = n->inputs[0].get();
   const auto& a = n->attrs.ints;  // {offset, strides...}
   const int64_t rank = n->rank(), xr = x->rank();
-  const Shape xs = contiguous_strides(x->shape);
   // Broadcast pattern: trailing dims map 1:1 (or to 0 where x has size 1).
-  if (a[0] == 0 && xr <= rank) {
-    const int64_t lead = rank - xr;
-    bool ok = true;
-    for (int64_t d = 0; d < rank && ok; ++d) {
-      int64_t st = a[1 + d];
-      if (d < lead) ok = st == 0;
-      else {
-        int64_t xd = d - lead;
-        ok = (st == 0 && x->shape[xd] == 1) ||
-             (x->shape[xd] == n->shape[d] && (st == xs[xd] || n->shape[d] == 1));
-      }
-    }
-    if (ok) {
-      Idx xi(static_cast<size_t>(xr));
-      for (int64_t d = 0; d < xr; ++d)
-        xi[d] = x->shape[d] == 1 ? iconst(0) : idx[d + lead];
-      return value(x, xi);
-    }
+  if (const int64_t lead = broadcast_lead(n); lead >= 0) {
+    Idx xi(static_cast<size_t>(xr));
+    for (int64_t d = 0; d < xr; ++d)
+      xi[d] = x->shape[d] == 1 ? iconst(0) : idx[d + lead];
+    return value(x, xi);
   }
   // Reshape that only adds or drops size-1 dims.
-  if (a[0] == 0 && n->numel() == x->numel() && Shape(a.begin() + 1, a.end()) == contiguous_strides(n->shape)) {
-    Shape ns, xs1;
-    for (int64_t s : n->shape) if (s != 1) ns.push_back(s);
-    for (int64_t s : x->shape) if (s != 1) xs1.push_back(s);
-    if (ns == xs1) {
-      Idx kept;
-      for (int64_t d = 0; d < rank; ++d) if (n->shape[d] != 1) kept.push_back(idx[d]);
-      Idx xi;
-      size_t j = 0;
-      for (int64_t d = 0; d < xr; ++d) xi.push_back(x->shape[d] != 1 ? kept[j++] : iconst(0));
-      return value(x, xi);
-    }
+  if (std::vector<int64_t> nd, xd; unit_dims_reshape(n, nd, xd)) {
+    Idx xi(static_cast<size_t>(xr), iconst(0));
+    for (size_t k = 0; k < nd.size(); ++k) xi[xd[k]] = idx[nd[k]];
+    return value(x, xi);
   }
   // A strided slice of a value computed inline (x[o0::s0, o1::s1, ...], as
   // many dims, none merged): each dim maps on its own, with no division.
@@ -85,7 +101,7 @@ ValueId Lowerer::view(const Node* n, const Idx& idx) {
   // a select of a batch's image, at an offset): the offset plus the
   // position in n's own layout (its sizes, so that a merged run of n's
   // dims folds back: lower_merge.cpp).
-  if (stored(x) && Shape(a.begin() + 1, a.end()) == contiguous_strides(n->shape))
+  if (stored(x) && row_major_view(n))
     return load(x, iadd(a[0] == 0 ? iconst(0) : param(n, kViewOffset, 0, a[0]), ravel(n, idx)));
   // General: the flat position in x's row-major layout.
   ValueId flat = a[0] == 0 ? iconst(0) : param(n, kViewOffset, 0, a[0]);

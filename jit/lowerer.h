@@ -55,6 +55,17 @@ struct GuardBounds {
   std::vector<Bound> lo, hi;
 };
 
+// The exact maps of a view n onto its input x (lower_views.cpp), shared by
+// Lowerer::view and lower_merge.cpp's look-ahead:
+// the broadcast pattern (offset 0; n's dim d is x's dim d - lead, stride 0
+// where x has size 1 or d < lead): lead, or -1;
+int64_t broadcast_lead(const Node* n);
+// strides those of n's own row-major layout (any offset);
+bool row_major_view(const Node* n);
+// a reshape that only adds or drops size-1 dims: n's dims of size > 1 (nd)
+// are x's (xd), in order.
+bool unit_dims_reshape(const Node* n, std::vector<int64_t>& nd, std::vector<int64_t>& xd);
+
 enum ParamTag : int { kSize, kStride, kViewStride, kViewOffset, kSliceStart, kSliceStep, kCatOffset, kData };
 
 class Lowerer {
@@ -239,9 +250,8 @@ class Lowerer {
   // question lowering asks of the stored set. The nodes answered "inline"
   // are kept (Lowered::inlined): a later store of one changes this kernel.
   bool stored(const Node* n) const {
-    if (roots_.count(n)) return false;
-    if (has_value(*n) || mat_.count(n) > 0) return true;
-    inlined_.insert(n);
+    if (loaded(n)) return true;
+    if (!roots_.count(n)) inlined_.insert(n);
     return false;
   }
 
