@@ -373,9 +373,11 @@ class Lowering {
     const unsigned w = k->getType()->getIntegerBitWidth();
     return e_.b.CreateXor(k, e_.b.CreateLShr(e_.b.CreateAShr(k, w - 1), 1));
   }
-  llvm::Value* order_key(llvm::Value* v, bool is_max) {
+  // The key of v (in repr_type(a.dtype)) for keyed accumulator a.
+  llvm::Value* order_key(llvm::Value* v, const jit::Accumulator& a) {
     auto& b = e_.b;
-    llvm::Type* it = v->getType()->isDoubleTy() ? e_.i64() : llvm::Type::getInt32Ty(e_.ctx);
+    const bool is_max = a.combiner == Combiner::Max;
+    llvm::Type* it = acc_type(a);
     const unsigned w = it->getIntegerBitWidth();
     llvm::Value* bits = b.CreateBitCast(v, it);
     // a NaN above every number for a max (sign cleared), below for a min (set)
@@ -402,7 +404,7 @@ class Lowering {
           case DType::UInt8: return e_.c64(0);
           case DType::Int32: return e_.c64(std::numeric_limits<int32_t>::min());
           case DType::Int64: return e_.c64(std::numeric_limits<int64_t>::min());
-          default: return keyed(a) ? key_of(-inf, t) : const_value(e_, t, -inf, 0);
+          default: return keyed(a) ? key_of(-inf, a) : const_value(e_, t, -inf, 0);
         }
       case Combiner::Min:
       case Combiner::ArgMin:
@@ -412,17 +414,17 @@ class Lowering {
           case DType::UInt8: return e_.c64(255);
           case DType::Int32: return e_.c64(std::numeric_limits<int32_t>::max());
           case DType::Int64: return e_.c64(std::numeric_limits<int64_t>::max());
-          default: return keyed(a) ? key_of(inf, t) : const_value(e_, t, inf, 0);
+          default: return keyed(a) ? key_of(inf, a) : const_value(e_, t, inf, 0);
         }
     }
     KILN_INTERNAL_ASSERT(false, "unknown combiner ", static_cast<int>(a.combiner));
   }
 
   // The key of a constant (an identity: +-inf).
-  llvm::Value* key_of(double x, DType t) {
-    if (t == DType::Float64) return flip_key(e_.c64(static_cast<int64_t>(std::bit_cast<uint64_t>(x))));
-    const auto bits = std::bit_cast<uint32_t>(static_cast<float>(x));
-    return flip_key(llvm::ConstantInt::get(llvm::Type::getInt32Ty(e_.ctx), bits));
+  llvm::Value* key_of(double x, const jit::Accumulator& a) {
+    const uint64_t bits = a.dtype == DType::Float64 ? std::bit_cast<uint64_t>(x)
+                                                    : std::bit_cast<uint32_t>(static_cast<float>(x));
+    return flip_key(llvm::ConstantInt::get(acc_type(a), bits));
   }
 
   // Whether candidate v beats the current best (the reference's rule: strictly
@@ -479,9 +481,8 @@ class Lowering {
       case Combiner::Min: {
         llvm::Value* v = cast_value(e_, x, xt, t);
         if (keyed(a)) {  // (keys: see keyed)
-          const bool is_max = a.combiner == Combiner::Max;
-          next = b.CreateBinaryIntrinsic(is_max ? llvm::Intrinsic::smax : llvm::Intrinsic::smin, cur,
-                                         order_key(v, is_max));
+          next = b.CreateBinaryIntrinsic(a.combiner == Combiner::Max ? llvm::Intrinsic::smax : llvm::Intrinsic::smin,
+                                         cur, order_key(v, a));
           break;
         }
         next = b.CreateSelect(beats(a.combiner == Combiner::Max, t, v, cur), v, cur);
