@@ -99,6 +99,26 @@ inline jit::Stmt acc_update(int acc, ValueId value, ValueId index = -1) {
   return s;
 }
 
+// out[r] = c_j in[r * p1 + j] for r < p0 (a row max, min, ...), of dtype dt.
+inline jit::Kernel row_reduction(std::string name, jit::Combiner c, DType dt) {
+  KB kb(std::move(name));
+  const int in = kb.buffer(dt, false), out = kb.buffer(dt, true);
+  const int acc = kb.acc(c, dt);
+  const ValueId r = kb.idx(0), j = kb.idx(1);
+  const ValueId x = kb.load(in, kb.add(kb.mul(r, kb.param(1)), j));
+  kb.k.body.push_back(loop(0, kb.param(0), true,
+                           {acc_init(acc), loop(1, kb.param(1), false, {acc_update(acc, x)}),
+                            store(out, r, kb.val(VOp::AccRead, dt, {}, acc))}));
+  return kb.k;
+}
+
+// How often `what` occurs in `text` (a compiled kernel's LLVM IR).
+inline size_t occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 // A typed, untyped-storage buffer.
 struct Buf {
   DType dt;

@@ -26,19 +26,6 @@ jit::Kernel exp_map() {
   return kb.k;
 }
 
-// out[r] = max_j a[r * p1 + j], r < p0: a row reduction.
-jit::Kernel row_max() {
-  KB kb("reuse_rowmax");
-  const int a = kb.buffer(kFloat32, false), out = kb.buffer(kFloat32, true);
-  const ValueId r = kb.idx(0), j = kb.idx(1);
-  const int m = kb.acc(jit::Combiner::Max, kFloat32);
-  const ValueId v = kb.load(a, kb.add(kb.mul(r, kb.param(1)), j));
-  kb.k.body.push_back(loop(0, kb.param(0), true,
-                           {acc_init(m), loop(1, kb.param(1), false, {acc_update(m, v)}),
-                            store(out, r, kb.val(VOp::AccRead, kFloat32, {}, m))}));
-  return kb.k;
-}
-
 // out[i * p1 + j] = 2 a[i * p2 + j * p3]: a scalar loop over a runtime stride.
 jit::Kernel strided_double() {
   KB kb("reuse_strided");
@@ -62,7 +49,7 @@ std::string object_of(const jit::Kernel& k, const std::string& symbol, jit::Kern
 
 TEST_CASE("llvm: a kernel compiles to the same object whatever the code generation pipeline compiled before") {
   KILN_SKIP_WITHOUT_LLVM();
-  const jit::Kernel e = exp_map(), m = row_max(), s = strided_double();
+  const jit::Kernel e = exp_map(), m = row_reduction("reuse_rowmax", jit::Combiner::Max, kFloat32), s = strided_double();
   const std::string e1 = object_of(e, "kiln_reuse_e"), m1 = object_of(m, "kiln_reuse_m");
   const std::string s1 = object_of(s, "kiln_reuse_s");
   REQUIRE(!e1.empty());

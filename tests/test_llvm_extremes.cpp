@@ -22,25 +22,6 @@ using namespace kiln::test;
 
 namespace {
 
-// out[r] = max / min_j in[r * p1 + j], r < p0, of dtype dt.
-jit::Kernel row_extreme(jit::Combiner c, DType dt) {
-  KB kb("row_extreme");
-  const int in = kb.buffer(dt, false), out = kb.buffer(dt, true);
-  const int acc = kb.acc(c, dt);
-  const ValueId r = kb.idx(0), j = kb.idx(1);
-  const ValueId x = kb.load(in, kb.add(kb.mul(r, kb.param(1)), j));
-  kb.k.body.push_back(loop(0, kb.param(0), true,
-                           {acc_init(acc), loop(1, kb.param(1), false, {acc_update(acc, x)}),
-                            store(out, r, kb.val(VOp::AccRead, dt, {}, acc))}));
-  return kb.k;
-}
-
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 // The reference's extreme of a row (core/reference: a NaN is kept once
 // seen; -0 orders below +0).
 template <typename T>
@@ -105,12 +86,12 @@ TEST_CASE("llvm: a float max or min accumulates integer keys, its tail folded, w
     for (DType dt : {kFloat32, kFloat64}) {
       CAPTURE(dt);
       CAPTURE(is_max);
-      const codegen::CompiledKernel ck = be().compile(row_extreme(c, dt), true);
+      const codegen::CompiledKernel ck = be().compile(row_reduction("row_extreme", c, dt), true);
       REQUIRE(static_cast<bool>(ck.fn));
       CAPTURE(ck.llvm_ir);
-      CHECK(count(ck.llvm_ir, is_max ? "llvm.maximum" : "llvm.minimum") == 0);
-      CHECK(count(ck.llvm_ir, is_max ? "llvm.vector.reduce.smax" : "llvm.vector.reduce.smin") >= 1);
-      CHECK(count(ck.llvm_ir, "llvm.masked.load") >= 1);  // the last partial vector
+      CHECK(occurrences(ck.llvm_ir, is_max ? "llvm.maximum" : "llvm.minimum") == 0);
+      CHECK(occurrences(ck.llvm_ir, is_max ? "llvm.vector.reduce.smax" : "llvm.vector.reduce.smin") >= 1);
+      CHECK(occurrences(ck.llvm_ir, "llvm.masked.load") >= 1);  // the last partial vector
       if (dt == kFloat32) check_rows<float>(ck.fn, dt, is_max);
       else check_rows<double>(ck.fn, dt, is_max);
     }

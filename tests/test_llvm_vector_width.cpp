@@ -91,19 +91,6 @@ TEST_CASE("llvm: a float32 sum of exp values runs 16 lanes a step where 512-bit 
 
 namespace {
 
-// out[r] = max_j in[r * p1 + j], r < p0.
-jit::Kernel row_max() {
-  KB kb("row_max");
-  const int in = kb.buffer(kFloat32, false), out = kb.buffer(kFloat32, true);
-  const int acc = kb.acc(jit::Combiner::Max, kFloat32);
-  const ValueId r = kb.idx(0), j = kb.idx(1);
-  const ValueId v = kb.load(in, kb.add(kb.mul(r, kb.param(1)), j));
-  kb.k.body.push_back(loop(0, kb.param(0), true,
-                           {acc_init(acc), loop(1, kb.param(1), false, {acc_update(acc, v)}),
-                            store(out, r, kb.val(VOp::AccRead, kFloat32, {}, acc))}));
-  return kb.k;
-}
-
 // log_softmax's shape: s = sum_j in[r, j] in float64, then
 // out[r, j] = in[r, j] - log(float(s)): the log is the same for a whole row.
 jit::Kernel shift_by_log_of_sum() {
@@ -122,11 +109,6 @@ jit::Kernel shift_by_log_of_sum() {
   return kb.k;
 }
 
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
 
 // out[i] = op(in[i]) for i < p0, float32, compiled with its IR kept.
 codegen::CompiledKernel unary_loop(const char* name, VOp op) {
@@ -147,17 +129,17 @@ void fill(Buf& x, int64_t n, const std::vector<float>& special, Rest rest) {
 
 TEST_CASE("llvm: a float32 row maximum runs 2 x 16 lanes a step where 512-bit vectors run at full clock") {
   KILN_SKIP_WITHOUT_LLVM();
-  const codegen::CompiledKernel ck = be().compile(row_max(), true);
+  const codegen::CompiledKernel ck = be().compile(row_reduction("row_max", jit::Combiner::Max, kFloat32), true);
   REQUIRE(static_cast<bool>(ck.fn));
   const bool wide = host_runs_wide_vectors();
   CAPTURE(be().target_id());
   CAPTURE(ck.llvm_ir);
   // LLVM's own choice is 4 x 8 lanes (256-bit vectors) on these hosts
   if (wide) {
-    CHECK(count(ck.llvm_ir, "load <16 x float>") == 2);
-    CHECK(count(ck.llvm_ir, "load <8 x float>") == 0);
+    CHECK(occurrences(ck.llvm_ir, "load <16 x float>") == 2);
+    CHECK(occurrences(ck.llvm_ir, "load <8 x float>") == 0);
   } else {
-    CHECK(count(ck.llvm_ir, "load <16 x float>") == 0);
+    CHECK(occurrences(ck.llvm_ir, "load <16 x float>") == 0);
   }
   // rows of 1, 15, 31, 32 (one step), 33, 100 and 1000 elements; row 1 holds
   // a NaN, row 2 only -0 and +0 (max is +0)
@@ -189,7 +171,7 @@ TEST_CASE("llvm: a loop that subtracts a row's log runs as wide as a plain subtr
   // the sum: 8 lanes x 2 (a float64 sum of float32 values); the subtraction:
   // 16 lanes x 2 where wide (one vector a step, as for a loop that evaluates
   // math, before the log's row invariance was seen)
-  if (wide) CHECK(count(ck.llvm_ir, "load <16 x float>") == 2);
+  if (wide) CHECK(occurrences(ck.llvm_ir, "load <16 x float>") == 2);
   for (int64_t cols : {1, 5, 16, 33, 100, 1000}) {
     const int64_t rows = 3;
     Buf a(kFloat32, static_cast<size_t>(rows * cols)), o(kFloat32, static_cast<size_t>(rows * cols));
@@ -226,13 +208,13 @@ TEST_CASE("llvm: a loop whose only math is float32 exp runs 16 lanes, its tail m
   CHECK((ck.llvm_ir.find("<16 x float> @llvm.fma.v16f32") != std::string::npos) == wide);
   if (wide) {
     CHECK(ck.llvm_ir.find("<8 x float> @llvm.fma.") == std::string::npos);
-    CHECK(count(ck.llvm_ir, "call <16 x float> @llvm.masked.load.v16f32") == 1);
+    CHECK(occurrences(ck.llvm_ir, "call <16 x float> @llvm.masked.load.v16f32") == 1);
     CHECK(ck.llvm_ir.find("call float @kiln_rt_expf") == std::string::npos);
     // a full vector (every lane active) loads and stores without the mask
     // (pipeline.cpp, UnmaskFullVectors)
-    CHECK(count(ck.llvm_ir, "= load <16 x float>") == 1);
-    CHECK(count(ck.llvm_ir, "store <16 x float>") == 1);
-    CHECK(count(ck.llvm_ir, "@llvm.vector.reduce.and.v16i1") >= 1);
+    CHECK(occurrences(ck.llvm_ir, "= load <16 x float>") == 1);
+    CHECK(occurrences(ck.llvm_ir, "store <16 x float>") == 1);
+    CHECK(occurrences(ck.llvm_ir, "@llvm.vector.reduce.and.v16i1") >= 1);
   }
   for (int64_t n : {1, 15, 16, 17, 100, 1000}) {
     Buf x(kFloat32, static_cast<size_t>(n)), o(kFloat32, static_cast<size_t>(n));
@@ -277,7 +259,7 @@ TEST_CASE("llvm: float32 erf is computed in float arithmetic, 16 lanes with a ma
   CHECK(ck.llvm_ir.find("double") == std::string::npos);
   CHECK((ck.llvm_ir.find("<16 x float> @llvm.fma.v16f32") != std::string::npos) == wide);
   if (wide) {
-    CHECK(count(ck.llvm_ir, "call <16 x float> @llvm.masked.load.v16f32") == 1);
+    CHECK(occurrences(ck.llvm_ir, "call <16 x float> @llvm.masked.load.v16f32") == 1);
     CHECK(ck.llvm_ir.find("call float @kiln_rt_erff") == std::string::npos);
   }
   for (int64_t n : {1, 15, 16, 17, 100, 1000}) {
