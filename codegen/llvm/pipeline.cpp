@@ -159,17 +159,20 @@ struct DefineVectorVariants : llvm::PassInfoMixin<DefineVectorVariants> {
 // full vector) keeps its masked accesses.
 struct UnmaskFullVectors : llvm::PassInfoMixin<UnmaskFullVectors> {
   llvm::PreservedAnalyses run(llvm::Function& f, llvm::FunctionAnalysisManager& fam) {
-    const llvm::LoopInfo& li = fam.getResult<llvm::LoopAnalysis>(f);
     std::vector<llvm::IntrinsicInst*> masked;
-    for (llvm::BasicBlock& bb : f) {
-      const llvm::Loop* l = li.getLoopFor(&bb);
-      if (l && llvm::findOptionMDForLoop(l, kKilnTailLoop)) continue;
+    for (llvm::BasicBlock& bb : f)
       for (llvm::Instruction& i : bb)
         if (auto* ii = llvm::dyn_cast<llvm::IntrinsicInst>(&i);
             ii && (ii->getIntrinsicID() == llvm::Intrinsic::masked_store ||
                    ii->getIntrinsicID() == llvm::Intrinsic::masked_load))
           masked.push_back(ii);
-    }
+    if (masked.empty()) return llvm::PreservedAnalyses::all();
+    // (loop info only for a function with masked accesses)
+    const llvm::LoopInfo& li = fam.getResult<llvm::LoopAnalysis>(f);
+    std::erase_if(masked, [&](llvm::IntrinsicInst* m) {
+      const llvm::Loop* l = li.getLoopFor(m->getParent());
+      return l && llvm::findOptionMDForLoop(l, kKilnTailLoop);
+    });
     for (llvm::IntrinsicInst* m : masked) {
       const bool is_store = m->getIntrinsicID() == llvm::Intrinsic::masked_store;
       const unsigned first = is_store ? 1 : 0;  // store(value, ptr, align, mask), load(ptr, align, mask, passthru)
