@@ -171,8 +171,14 @@ std::vector<Case> make_cases(const Size& sz, Inputs& in) {
       {.name = "image_mean", .expr = "img.mean({1, 2}), img: [NC, 56, 56]", .shape = shape_str({NC, 56, 56}),
        .n = NC * 3136, .min_bytes = f * (NC * 3136.0 + NC), .out_n = NC,
        .build = [=] { return img.mean({1, 2}); },
-       .hand = [=](float* e) { hand_rowsum(e, px, NC, 3136), scaled(e, NC, 1.0f / 3136); },
-       .eigen = EIGEN_FN([=](float* e) { eigen_rowsum(e, px, NC, 3136), scaled(e, NC, 1.0f / 3136); }),
+       .hand = [=](float* e) {
+         hand_rowsum(e, px, NC, 3136);
+         scaled(e, NC, 1.0f / 3136);
+       },
+       .eigen = EIGEN_FN([=](float* e) {
+         eigen_rowsum(e, px, NC, 3136);
+         scaled(e, NC, 1.0f / 3136);
+       }),
        .torch = TORCH_IMPL([=] { return timg.mean(std::vector<int64_t>{1, 2}); }), .check_tol = 1e-3},
       {.name = "softmax_56", .expr = "img.softmax(2): rows of 56", .shape = shape_str({NC, 56, 56}),
        .n = NC * 3136, .min_bytes = f * 2.0 * NC * 3136, .out_n = NC * 3136,
