@@ -400,8 +400,7 @@ Lowered Lowerer::lower_assign_scatter() {
   std::vector<ValueId> strides;
   for (size_t d = 0; d < src->shape.size(); ++d)
     strides.push_back(a[1 + d] == 0 ? iconst(0) : param(&root_, kViewStride, static_cast<int64_t>(d), a[1 + d]));
-  ValueId offset = a[0] == 0 ? iconst(0) : param(&root_, kViewOffset, 0, a[0]);
-  return lower_scatter(src, &root_, offset, strides);
+  return lower_scatter(src, &root_, view_offset(&root_), strides);
 }
 
 // A scan (cumsum, cumprod, cummax, cummin and their positions): loops over

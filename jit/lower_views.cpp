@@ -101,10 +101,9 @@ ValueId Lowerer::view(const Node* n, const Idx& idx) {
   // a select of a batch's image, at an offset): the offset plus the
   // position in n's own layout (its sizes, so that a merged run of n's
   // dims folds back: lower_merge.cpp).
-  if (stored(x) && row_major_view(n))
-    return load(x, iadd(a[0] == 0 ? iconst(0) : param(n, kViewOffset, 0, a[0]), ravel(n, idx)));
+  if (stored(x) && row_major_view(n)) return load(x, iadd(view_offset(n), ravel(n, idx)));
   // General: the flat position in x's row-major layout.
-  ValueId flat = a[0] == 0 ? iconst(0) : param(n, kViewOffset, 0, a[0]);
+  ValueId flat = view_offset(n);
   for (int64_t d = 0; d < rank; ++d) {
     int64_t st = a[1 + d];
     // the last dim's step within x's last dim (x[:, ::2], a window's

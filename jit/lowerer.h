@@ -130,6 +130,12 @@ class Lowerer {
     param_slots_.emplace(key, id);
     return id;
   }
+  // View n's offset into its input (attrs.ints[0]): a param unless 0, so
+  // that another offset of the same view compiles nothing.
+  ValueId view_offset(const Node* n) {
+    const int64_t o = n->attrs.ints[0];
+    return o == 0 ? iconst(0) : param(n, kViewOffset, 0, o);
+  }
   // The param holding n's data attribute s (a seed, an offset, a float value:
   // lower.h, DataParam), recorded so a cached schedule can refresh it.
   ValueId data_param(const Node* n, DataAttr s) {
