@@ -109,7 +109,6 @@ jit::Kernel shift_by_log_of_sum() {
   return kb.k;
 }
 
-
 // out[i] = op(in[i]) for i < p0, float32, compiled with its IR kept.
 codegen::CompiledKernel unary_loop(const char* name, VOp op) {
   KB kb(name);
