@@ -55,9 +55,10 @@ namespace kiln::jit {
 // guarded loads, params dereferenceable, no gathers without a guard; 33: loops
 // reading under a guard fold their tail; 34: not at a constant step; 35: float
 // max / min accumulate integer keys, their loops fold the tail; 36: float sums
-// run to a multiple of 16, then one masked vector; 37: not a scan's), so objects compiled by
-// an older kiln are rebuilt, never loaded.
-inline constexpr uint32_t kDiskCacheVersion = 37;
+// run to a multiple of 16, then one masked vector; 37: not a scan's; 38: a
+// partial vector loads plain within a page), so objects compiled by an older
+// kiln are rebuilt, never loaded.
+inline constexpr uint32_t kDiskCacheVersion = 38;
 inline constexpr size_t kDiskCacheHeaderSize = 32;
 
 // The compiled function for k: from memory, from disk, or compiled now

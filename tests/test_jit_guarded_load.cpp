@@ -3,7 +3,8 @@
 // the mask holds. Pinned: the kernels that read through padding (a
 // convolution's column copy, a padded pooling window, pad itself) carry
 // the guard and no clamp, the compiled loop loads under a mask instead of
-// gathering, a guarded load never touches memory where its guard is false,
+// gathering, a guarded load never uses memory where its guard is false
+// (nor reads a page without a lane it uses: test_llvm_partial_vectors.cpp),
 // and every program gives the reference evaluator's values, compiled and
 // interpreted.
 #include <doctest/doctest.h>
@@ -137,9 +138,9 @@ TEST_CASE("llvm: a guarded load reads only where its guard holds, under a mask i
     CHECK(ck.llvm_ir.find("store float ") == std::string::npos);
     CHECK(ck.llvm_ir.find("llvm.masked.store") != std::string::npos);
   }
-  // 40 elements, the input's 13 placed from 20: a read outside the guard
-  // would be 20 elements before the input's start (the input is its own
-  // allocation of 13; ASan and the values below would see it)
+  // 40 elements, the input's 13 placed from 20: a value read outside the
+  // guard would be from 20 elements before the input's start (the input is
+  // its own allocation of 13; the values below would show it)
   for (const int64_t shift : {int64_t{20}, int64_t{0}, int64_t{35}}) {
     const int64_t n = 40, m = 13;
     Buf a(kFloat32, m), o(kFloat32, n), oi(kFloat32, n);

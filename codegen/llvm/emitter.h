@@ -202,12 +202,14 @@ struct LoopHints {
   // > 0: the loop runs as two, its iterations up to a multiple of split
   // (no remainder), then the rest with its tail folded (one masked vector).
   int split = 0;
-  // the second of those loops (its vectors never full: UnmaskFullVectors,
-  // pipeline.cpp, leaves its accesses masked): kKilnTailLoop
+  // the second of those loops, labelled kKilnTailLoop (for dumps and tests)
   bool tail = false;
 };
 // The loop property the vectorized tail loop of a split carries.
 inline constexpr const char* kKilnTailLoop = "kiln.loop.tail";
+// The instructions of a partial vector's page test (pipeline.cpp,
+// UnmaskFullVectors), which a loop's length leaves out.
+inline constexpr const char* kKilnPageTest = "kiln.page.test";
 // The hints for loop statement s of k; wide_vectors: Emitter::wide_vectors.
 LoopHints loop_hints(const jit::Kernel& k, const jit::Stmt& s, bool wide_vectors);
 // Whether code generation hoists loop invariants out of k's loops (early

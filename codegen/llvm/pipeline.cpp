@@ -20,6 +20,7 @@
 #include <llvm/Analysis/LoopAnalysisManager.h>
 #include <llvm/Analysis/LoopInfo.h>
 #include <llvm/Analysis/ScalarEvolutionExpressions.h>
+#include <llvm/Analysis/VectorUtils.h>
 #include <llvm/CodeGen/MachineModuleInfo.h>
 #include <llvm/CodeGen/Passes.h>
 #include <llvm/CodeGen/TargetPassConfig.h>
@@ -48,6 +49,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 
 #include "codegen/llvm/emitter.h"
 #include "codegen/llvm/pipeline.h"
@@ -92,6 +94,8 @@ bool steps_by_runtime_stride(llvm::Loop& l, llvm::ScalarEvolution& se) {
     for (llvm::Instruction& i : *bb) {
       llvm::Value* p = llvm::getLoadStorePointerOperand(&i);
       if (!p || !p->getType()->isPointerTy()) continue;  // a gather: no scalar address to reduce
+      // a vector load or store is the vectorizer's, of consecutive elements
+      if (llvm::getLoadStoreType(&i)->isVectorTy()) continue;
       if (steps_by_constant(l, p)) continue;
       const auto* rec = llvm::dyn_cast<llvm::SCEVAddRecExpr>(se.getSCEV(p));
       if (rec && rec->getLoop() == &l && !llvm::isa<llvm::SCEVConstant>(rec->getStepRecurrence(se)))
@@ -148,17 +152,91 @@ struct DefineVectorVariants : llvm::PassInfoMixin<DefineVectorVariants> {
   }
 };
 
+// The vectorizer's mask of a folded tail: lane k is active where
+// i + steps[k] <=u bound (or <u), i and bound scalars (icmp of
+// `splat(i) + steps` or `splat(i) | steps` with disjoint bits, against
+// splat(bound)). The steps ascend and the sums never wrap (loop counters of
+// element counts), so the active lanes are a prefix: the first lane tells
+// whether any is active, the last whether all are: one scalar compare each,
+// where a reduction of the vector mask went through the DAG selector
+// (about 1 M instructions of a compile per masked access, callgrind:
+// x.exp() 17.6 -> 16.3 M, the chain 24.8 -> 23.5 M).
+struct TailMask {
+  llvm::Value* i = nullptr;
+  llvm::Value* bound = nullptr;
+  llvm::CmpInst::Predicate pred{};
+  llvm::Constant* steps = nullptr;
+
+  static std::optional<TailMask> match(llvm::Value* mask) {
+    auto* cmp = llvm::dyn_cast<llvm::ICmpInst>(mask);
+    if (!cmp || (cmp->getPredicate() != llvm::CmpInst::ICMP_ULE && cmp->getPredicate() != llvm::CmpInst::ICMP_ULT))
+      return std::nullopt;
+    auto* iv = llvm::dyn_cast<llvm::BinaryOperator>(cmp->getOperand(0));
+    if (!iv || !(iv->getOpcode() == llvm::Instruction::Add ||
+                 (iv->getOpcode() == llvm::Instruction::Or && llvm::cast<llvm::PossiblyDisjointInst>(iv)->isDisjoint())))
+      return std::nullopt;
+    TailMask t;
+    t.pred = cmp->getPredicate();
+    t.i = llvm::getSplatValue(iv->getOperand(0));
+    t.bound = llvm::getSplatValue(cmp->getOperand(1));
+    t.steps = llvm::dyn_cast<llvm::Constant>(iv->getOperand(1));
+    if (!t.i || !t.bound || !t.steps) return std::nullopt;
+    const unsigned lanes = llvm::cast<llvm::FixedVectorType>(iv->getType())->getNumElements();
+    for (unsigned k = 0; k < lanes; ++k) {
+      auto* c = llvm::dyn_cast_or_null<llvm::ConstantInt>(t.steps->getAggregateElement(k));
+      auto* before = k ? llvm::dyn_cast_or_null<llvm::ConstantInt>(t.steps->getAggregateElement(k - 1)) : nullptr;
+      if (!c || c->isNegative() || (k && (!before || !before->getValue().slt(c->getValue())))) return std::nullopt;
+    }
+    return t;
+  }
+  // Whether lane k is active (the first: some lane is; the last: all are).
+  llvm::Value* lane(llvm::IRBuilder<>& b, unsigned k) const {
+    auto* step = llvm::cast<llvm::ConstantInt>(steps->getAggregateElement(k));
+    llvm::Value* at = step->isZero() ? i : b.CreateAdd(i, step);
+    return b.CreateICmp(pred, at, bound);
+  }
+  unsigned last() const { return llvm::cast<llvm::FixedVectorType>(steps->getType())->getNumElements() - 1; }
+};
+
 // A loop whose tail is folded into masked loads and stores (a 16-lane
 // float32 exp loop, a Philox loop: lower_kernel.cpp) accesses every vector
 // through a mask, the full ones too. On AMD's Zen 5 that runs streams of
 // memory at a third of their speed (x.exp() of [4096, 1024]: 3.0-3.9 ms,
-// 1.0 ms unmasked). Each masked access becomes a branch on whether every
-// lane is active: a plain load or store then, the masked one for a row's
-// last, partial vector.
-// The tail loop of a split sum (loop_hints.cpp: under 16 elements, never a
-// full vector) keeps its masked accesses.
+// 1.0 ms unmasked), and a masked load whose 64 bytes cross a cache line
+// costs about 6 ns more than a plain one (bench/README.md: a row of 12
+// floats summed in 8.7 ns through a masked load, 1.9 ns through a plain
+// one). So each masked access becomes a branch:
+// - a store: plain where every lane is active, masked for a row's last,
+//   partial vector (the lanes past it belong to someone else);
+// - a load: plain (its inactive lanes replaced by the masked load's
+//   passthru where it has one) where some lane is active and the vector's
+//   bytes lie in one 4 KiB page. An active lane's address is mapped, so its
+//   whole page is, and the load cannot fault: the bytes past a row's end
+//   (another row, the end of a buffer, a from_blob array's neighbour) are
+//   read but never used. Masked only where a vector crosses a page (a
+//   sixty-fourth of unaligned ones, never an aligned one) or no lane is
+//   active (a padded row's guard, whose addresses may not be mapped).
+// This holds for the tail loop of a split sum (loop_hints.cpp: one partial
+// vector a row) too; it has no stores. There the branch is new, and costs
+// compile time (callgrind, instructions of a compile: x.sum(1) 19.1 ->
+// 21.1 M, softmax 59.2 -> 64.1 M); a form without a branch (a plain load
+// of a readable stand-in where the test fails, and the masked load with no
+// lane active where it holds: cheap to run) cost more (24.4 M, 66.2 M).
 struct UnmaskFullVectors : llvm::PassInfoMixin<UnmaskFullVectors> {
-  llvm::PreservedAnalyses run(llvm::Function& f, llvm::FunctionAnalysisManager& fam) {
+  static constexpr uint64_t kPage = 4096;
+
+  // Tags the page test's scalar instructions (the address's offset in its
+  // page, its compare, the and with the lanes' test) with kKilnPageTest: a
+  // loop's length for code generation (module_traits) leaves them out, so
+  // that the test does not turn the machine scheduler on for a loop it did
+  // not run on before (gelu_tanh's, 97 -> 101 instructions: 8 -> 10.5 ms).
+  static void mark_page_test(std::initializer_list<llvm::Value*> values) {
+    for (llvm::Value* v : values)
+      if (auto* i = llvm::dyn_cast<llvm::Instruction>(v))
+        i->setMetadata(kKilnPageTest, llvm::MDNode::get(i->getContext(), {}));
+  }
+
+  llvm::PreservedAnalyses run(llvm::Function& f, llvm::FunctionAnalysisManager&) {
     std::vector<llvm::IntrinsicInst*> masked;
     for (llvm::BasicBlock& bb : f)
       for (llvm::Instruction& i : bb)
@@ -166,22 +244,30 @@ struct UnmaskFullVectors : llvm::PassInfoMixin<UnmaskFullVectors> {
             ii && (ii->getIntrinsicID() == llvm::Intrinsic::masked_store ||
                    ii->getIntrinsicID() == llvm::Intrinsic::masked_load))
           masked.push_back(ii);
-    if (masked.empty()) return llvm::PreservedAnalyses::all();
-    // (loop info only for a function with masked accesses)
-    const llvm::LoopInfo& li = fam.getResult<llvm::LoopAnalysis>(f);
-    std::erase_if(masked, [&](llvm::IntrinsicInst* m) {
-      const llvm::Loop* l = li.getLoopFor(m->getParent());
-      return l && llvm::findOptionMDForLoop(l, kKilnTailLoop);
-    });
+    const llvm::DataLayout& dl = f.getParent()->getDataLayout();
     for (llvm::IntrinsicInst* m : masked) {
       const bool is_store = m->getIntrinsicID() == llvm::Intrinsic::masked_store;
       const unsigned first = is_store ? 1 : 0;  // store(value, ptr, align, mask), load(ptr, align, mask, passthru)
       llvm::Value* ptr = m->getArgOperand(first);
       const llvm::Align align(llvm::cast<llvm::ConstantInt>(m->getArgOperand(first + 1))->getZExtValue());
-      llvm::Value* full = llvm::IRBuilder<>(m).CreateAndReduce(m->getArgOperand(first + 2));
+      llvm::Value* mask = m->getArgOperand(first + 2);
+      llvm::IRBuilder<> at(m);
+      const std::optional<TailMask> lanes = TailMask::match(mask);
+      llvm::Value* plain_ok = nullptr;
+      if (is_store) {
+        plain_ok = lanes ? lanes->lane(at, lanes->last()) : at.CreateAndReduce(mask);
+      } else {
+        const uint64_t bytes = dl.getTypeStoreSize(m->getType()).getFixedValue();
+        if (bytes > kPage) continue;
+        llvm::Value* address = at.CreatePtrToInt(ptr, at.getInt64Ty());
+        llvm::Value* offset = at.CreateAnd(address, at.getInt64(kPage - 1));
+        llvm::Value* in_page = at.CreateICmpULE(offset, at.getInt64(kPage - bytes));
+        plain_ok = at.CreateAnd(in_page, lanes ? lanes->lane(at, 0) : at.CreateOrReduce(mask));
+        mark_page_test({address, offset, in_page, plain_ok});
+      }
       llvm::Instruction* then_term = nullptr;
       llvm::Instruction* else_term = nullptr;
-      llvm::SplitBlockAndInsertIfThenElse(full, m, &then_term, &else_term,
+      llvm::SplitBlockAndInsertIfThenElse(plain_ok, m, &then_term, &else_term,
                                           llvm::MDBuilder(f.getContext()).createLikelyBranchWeights());
       llvm::IRBuilder<> plain(then_term);
       llvm::Instruction* unmasked = is_store
@@ -191,9 +277,13 @@ struct UnmaskFullVectors : llvm::PassInfoMixin<UnmaskFullVectors> {
       llvm::BasicBlock* tail = then_term->getSuccessor(0);
       m->moveBefore(else_term);
       if (!is_store) {
+        llvm::Value* passthru = m->getArgOperand(3);
+        llvm::Value* value = llvm::isa<llvm::UndefValue>(passthru)  // (poison too)
+                                 ? static_cast<llvm::Value*>(unmasked)
+                                 : plain.CreateSelect(mask, unmasked, passthru);
         llvm::PHINode* phi = llvm::PHINode::Create(m->getType(), 2, "", &tail->front());
         m->replaceAllUsesWith(phi);
-        phi->addIncoming(unmasked, then_term->getParent());
+        phi->addIncoming(value, then_term->getParent());
         phi->addIncoming(m, else_term->getParent());
       }
     }
@@ -347,7 +437,8 @@ ModuleTraits module_traits(llvm::Module& m) {
       if (!l->isInnermost()) continue;
       r.all_vectorized = r.all_vectorized && llvm::findOptionMDForLoop(l, "llvm.loop.isvectorized");
       size_t n = 0;
-      for (const llvm::BasicBlock* bb : l->blocks()) n += bb->size();
+      for (const llvm::BasicBlock* bb : l->blocks())
+        for (const llvm::Instruction& i : *bb) n += !i.hasMetadata(kKilnPageTest);
       r.longest_loop = std::max(r.longest_loop, n);
     }
   }
