@@ -159,8 +159,9 @@ struct DefineVectorVariants : llvm::PassInfoMixin<DefineVectorVariants> {
 // element counts), so the active lanes are a prefix: the first lane tells
 // whether any is active, the last whether all are: one scalar compare each,
 // where a reduction of the vector mask went through the DAG selector
-// (about 1 M instructions of a compile per masked access, callgrind:
-// x.exp() 17.6 -> 16.3 M, the chain 24.8 -> 23.5 M).
+// (about 1 M instructions of a compile per masked access, callgrind; with
+// the loads' page test below: x.exp() 17.6 -> 15.8 M, the chain 24.8 ->
+// 22.9 M).
 struct TailMask {
   llvm::Value* i = nullptr;
   llvm::Value* bound = nullptr;
@@ -203,9 +204,9 @@ struct TailMask {
 // through a mask, the full ones too. On AMD's Zen 5 that runs streams of
 // memory at a third of their speed (x.exp() of [4096, 1024]: 3.0-3.9 ms,
 // 1.0 ms unmasked), and a masked load whose 64 bytes cross a cache line
-// costs about 6 ns more than a plain one (bench/README.md: a row of 12
-// floats summed in 8.7 ns through a masked load, 1.9 ns through a plain
-// one). So each masked access becomes a branch:
+// costs about 6 ns more than a plain one, whatever its mask (bench/README.md:
+// 2^20 rows of 12 floats summed in 9.5-9.8 ms through masked loads,
+// 1.9-2.5 ms through plain ones). So each masked access becomes a branch:
 // - a store: plain where every lane is active, masked for a row's last,
 //   partial vector (the lanes past it belong to someone else);
 // - a load: plain (its inactive lanes replaced by the masked load's
