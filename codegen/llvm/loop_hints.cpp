@@ -293,7 +293,21 @@ LoopHints loop_hints(const jit::Kernel& k, const Stmt& s, bool wide_vectors) {
   // tail folded too). LLVM's own interleave (2) ran a convolution's
   // columns 8% faster but compiled a padded 3 x 3 pool in 25 ms, not 17.
   const bool guarded = innermost && body.reads_guarded(s, varying);
-  const int interleave = wide_lane_sum || strided || guarded           ? 1
+  // A row kernel's loop that moves values and accumulates nothing
+  // (softmax's multiply, log_softmax's and x - x.mean(1, true)'s subtract:
+  // not the parallel loop, whose rows are the merged dims) runs one 16-lane
+  // vector a step: its scalar remainder is then under 16 elements, not 32
+  // (rows of 56: 8, not 24). 1 thread, processes alternating, medians of
+  // 11 rounds: log_softmax(3) of [32, 64, 56, 56] 0.80x the time,
+  // softmax(3) 0.90x, rows of 24 0.70x / 0.78x, rows of 1024-4096
+  // 0.94-0.99x; the same compile time (callgrind: softmax 64.2 -> 63.9 M
+  // instructions). A remainder of one masked vector (a split, as the
+  // sums') ran rows of 56 a few percent faster still but cost 6-7 M
+  // instructions of compile a loop (softmax 70.2 M); one vector a step in
+  // the parallel loop (x * 2) gained nothing.
+  const bool extremes = innermost && body.accumulates_extremes_only(s);
+  const bool row_move = wide_move && !s.parallel && !extremes;
+  const int interleave = wide_lane_sum || strided || guarded || row_move ? 1
                          : widening || wide_move                     ? 2
                          : (body.short_loop(s) || computes.lane_math) ? 1
                                                                       : 0;
@@ -349,7 +363,6 @@ LoopHints loop_hints(const jit::Kernel& k, const Stmt& s, bool wide_vectors) {
   // ran 32 elements in vectors and 24 in a scalar remainder (1 thread,
   // x.amax(3) of [32, 64, 56, 56] 4.5 -> 0.95 ms, rows of 16 9.2 -> 1.8 ms,
   // rows of 3136 0.59 / 0.64 ms, within the noise).
-  const bool extremes = innermost && body.accumulates_extremes_only(s);
   const bool fold_tail = computes.philox || wide_exp || (guarded && !strided) || (extremes && !strided);
   // A float sum into float64 (a float32 row's sum, softmax's sum of exp)
   // cannot fold its tail: its remainder's elements would go into the
