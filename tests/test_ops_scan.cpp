@@ -4,6 +4,8 @@
 // bit for bit; kernel counts (the work feeding a scan runs in its loop).
 #include <doctest/doctest.h>
 
+#include <limits>
+
 #include "tests/check_values.h"
 #include "jit/stats.h"
 #include "tests/jit_checks.h"
@@ -125,6 +127,17 @@ TEST_CASE("ops: cummax and cummin keep the last of equal values, NaN once met, g
   CHECK(!std::signbit(signed_zeros[0]));
   CHECK(std::signbit(signed_zeros[1]));
   CHECK(!std::signbit(signed_zeros[2]));
+  // the dtype's extremes (the kernel's starting values) are taken at once and as ties
+  const double inf = std::numeric_limits<double>::infinity();
+  for (DType dt : {kFloat32, kFloat16, kBFloat16, kFloat64}) {
+    CHECK_T(std::get<1>(tensor({-inf, -inf, 1.0}, dt).cummax(0)), kInt64, {3}, {0, 1, 2});
+    CHECK_T(std::get<1>(tensor({inf, inf, -1.0}, dt).cummin(0)), kInt64, {3}, {0, 1, 2});
+  }
+  CHECK_T(std::get<1>(tensor({0, 0, 3}, kUInt8).cummax(0)), kInt64, {3}, {0, 1, 2});
+  CHECK_T(std::get<1>(tensor({255, 255, 3}, kUInt8).cummin(0)), kInt64, {3}, {0, 1, 2});
+  CHECK_T(std::get<1>(tensor({-2147483648.0, -2147483648.0}, kInt32).cummax(0)), kInt64, {2}, {0, 1});
+  CHECK_T(std::get<1>(tensor({false, false}).cummax(0)), kInt64, {2}, {0, 1});
+  CHECK_T(std::get<1>(tensor({true, true}).cummin(0)), kInt64, {2}, {0, 1});
   CHECK_T(std::get<1>(tensor(4.0).cummax(0)), kInt64, {}, {0});
   CHECK_T(std::get<0>(zeros({2, 0}).cummin(1)), kFloat32, {2, 0}, {});
 }

