@@ -525,8 +525,9 @@ class Lowering {
         // where the kept value is a NaN, and the first update always takes v
         // (the identity is the dtype's lowest value, -inf: highest for
         // cummin), so the kept value's chain from one element to the next is
-        // one compare and one select: 4x faster than testing the position
-        // and the kept value's NaN-ness in it too (cummax(1) of [1024, 1024]).
+        // one compare and one select, not also a test of the position and
+        // of the kept value's NaN-ness (the values of cummax(1) of [1024,
+        // 1024], 1 thread: 5.1 -> 2.35 ms; a -O3 hand loop 2.8 ms).
         llvm::Value* v = cast_value(e_, x, xt, t);
         llvm::Value* pos = cast_value(e_, value(s.index), k_.values[s.index].dtype, DType::Int64);
         llvm::Value* where = b.CreateLoad(e_.i64(), idx);
