@@ -94,3 +94,31 @@ TEST_CASE("jit arg reduction: ties go to the first, -0 and +0 tie, the first NaN
   CHECK(x.t().contiguous().argmax(0).to_vector<int64_t>() == std::vector<int64_t>{4, 0, 11, 9});
   CHECK(x.argmax().item<int64_t>() == 40 + 11);
 }
+
+TEST_CASE("jit arg reduction: along short rows (one position-keeping loop) ties, -0 and +0, NaN and infinities as PyTorch") {
+  // PyTorch 1.13's argmax / argmin / max(1) / min(1) indices of these rows,
+  // the same in float32, float64, float16 and bfloat16. The JIT compares
+  // integer keys here (lower_kernel.cpp, arg_keyed): each case is a key
+  // rule (equal values, the two zeros, the first NaN, a row of one infinity).
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  const std::vector<double> v = {1, 4, 2, 4, 0, 3, 4, 1,                              // ties
+                                 -0.0, 0.0, -0.0, 0.0, -0.0, 0.0, -0.0, 0.0,          // zeros tie
+                                 1, 2, nan, 5, nan, 7, 0, -1,                         // the first NaN
+                                 -inf, -inf, -inf, -inf, -inf, -inf, -inf, -inf,      // the identity's neighbours
+                                 inf, inf, inf, inf, inf, inf, inf, inf,
+                                 -1, -inf, -1, inf, -1, -inf, inf, -1,
+                                 nan, 1, 2, 3, -4, nan, 0, 0};
+  const std::vector<int64_t> argmax = {1, 0, 2, 0, 0, 3, 0}, argmin = {4, 0, 2, 0, 0, 1, 0};
+  for (DType dt : {kFloat32, kFloat64, kFloat16, kBFloat16}) {
+    CAPTURE(dtype_name(dt));
+    const Tensor x = tensor(v).reshape({7, 8}).to(dt);
+    CHECK(keeps_positions(x.argmax(1)));
+    CHECK(x.argmax(1).to_vector<int64_t>() == argmax);
+    CHECK(x.argmin(1).to_vector<int64_t>() == argmin);
+    CHECK(std::get<1>(x.max(1)).to_vector<int64_t>() == argmax);
+    CHECK(std::get<1>(x.min(1)).to_vector<int64_t>() == argmin);
+    check_jit(x.argmax(1));
+    check_jit(x.argmin(1));
+    check_jit(std::get<0>(x.max(1)));
+  }
+}

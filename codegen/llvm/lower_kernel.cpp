@@ -363,8 +363,18 @@ class Lowering {
   static bool keyed(const jit::Accumulator& a) {
     return (a.combiner == Combiner::Max || a.combiner == Combiner::Min) && is_float_dtype(a.dtype);
   }
+  // A float argmax / argmin compares keys too, whose value is never read
+  // (acc_read gives the position): every NaN one key above every number
+  // (below for argmin), -0 the key of +0, so that "strictly better" is one
+  // signed compare, the reference's rule (the first NaN, the first of equal
+  // values). Its identity lies beyond every key, so the first update
+  // always takes its element, and the best key's chain from one element to
+  // the next is a compare and a select: no test of the position, no float
+  // compare into a mask and back (argmax(1) of [65536, 10], 1 thread: 3.4
+  // -> 0.89 ms).
+  static bool arg_keyed(const jit::Accumulator& a) { return is_arg(a.combiner) && is_float_dtype(a.dtype); }
   llvm::Type* acc_type(const jit::Accumulator& a) {
-    if (!keyed(a)) return repr_type(e_, a.dtype);
+    if (!keyed(a) && !arg_keyed(a)) return repr_type(e_, a.dtype);
     return a.dtype == DType::Float64 ? e_.i64() : llvm::Type::getInt32Ty(e_.ctx);
   }
   // bits -> key and back (the map is its own inverse): negative numbers'
@@ -387,8 +397,27 @@ class Lowering {
     return flip_key(b.CreateSelect(b.CreateFCmpUNO(v, v), nan_bits, bits));
   }
 
+  // The key of v (in repr_type(a.dtype)) for arg_keyed accumulator a.
+  llvm::Value* arg_key(llvm::Value* v, const jit::Accumulator& a) {
+    auto& b = e_.b;
+    llvm::Type* it = acc_type(a);
+    const unsigned w = it->getIntegerBitWidth();
+    const llvm::APInt quiet = llvm::APInt::getOneBitSet(w, w == 64 ? 51 : 22);
+    const llvm::APInt exponent = w == 64 ? llvm::APInt(64, 0x7FF0000000000000ull) : llvm::APInt(32, 0x7F800000u);
+    llvm::APInt nan = exponent | quiet;
+    if (a.combiner == Combiner::ArgMin) nan.setSignBit();
+    llvm::Value* bits = b.CreateSelect(b.CreateFCmpOEQ(v, llvm::ConstantFP::get(v->getType(), 0.0)),
+                                       llvm::ConstantInt::get(it, 0), b.CreateBitCast(v, it));
+    return flip_key(b.CreateSelect(b.CreateFCmpUNO(v, v), llvm::ConstantInt::get(it, nan), bits));
+  }
+
   llvm::Value* identity(const jit::Accumulator& a) {
     const DType t = a.dtype;
+    if (arg_keyed(a)) {
+      const unsigned w = acc_type(a)->getIntegerBitWidth();
+      return llvm::ConstantInt::get(acc_type(a), a.combiner == Combiner::ArgMax ? llvm::APInt::getSignedMinValue(w)
+                                                                                : llvm::APInt::getSignedMaxValue(w));
+    }
     const double inf = std::numeric_limits<double>::infinity();
     switch (a.combiner) {
       case Combiner::Sum: return const_value(e_, t, 0.0, 0);
@@ -494,6 +523,13 @@ class Lowering {
         llvm::Value* v = cast_value(e_, x, xt, t);
         llvm::Value* pos = cast_value(e_, value(s.index), k_.values[s.index].dtype, DType::Int64);
         llvm::Value* where = b.CreateLoad(e_.i64(), idx);
+        if (arg_keyed(a)) {
+          llvm::Value* key = arg_key(v, a);
+          llvm::Value* take = a.combiner == Combiner::ArgMax ? b.CreateICmpSGT(key, cur) : b.CreateICmpSLT(key, cur);
+          next = b.CreateSelect(take, key, cur);
+          b.CreateStore(b.CreateSelect(take, pos, where), idx);
+          break;
+        }
         llvm::Value* take = b.CreateOr(b.CreateICmpSLT(where, e_.c64(0)),
                                        beats(a.combiner == Combiner::ArgMax, t, v, cur));
         next = b.CreateSelect(take, v, cur);
