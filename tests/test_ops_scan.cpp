@@ -127,6 +127,18 @@ TEST_CASE("ops: cummax and cummin keep the last of equal values, NaN once met, g
   CHECK(!std::signbit(signed_zeros[0]));
   CHECK(std::signbit(signed_zeros[1]));
   CHECK(!std::signbit(signed_zeros[2]));
+  // a NaN of either sign is a NaN: taken, then only a NaN replaces it (the JIT
+  // compares keys in which every NaN is one: lower_kernel.cpp); its bits are kept
+  const double neg_nan = std::copysign(std::nan(""), -1.0);
+  for (DType dt : {kFloat32, kFloat64}) {
+    const Tensor s = tensor({1.0, neg_nan, 2.0, nan, 0.0}, dt);
+    CHECK_T(std::get<1>(s.cummax(0)), kInt64, {5}, {0, 1, 1, 3, 3});
+    CHECK_T(std::get<1>(s.cummin(0)), kInt64, {5}, {0, 1, 1, 3, 3});
+    const std::vector<double> kept = std::get<0>(s.cummax(0)).to(kFloat64).to_vector<double>();
+    CHECK((std::isnan(kept[1]) && std::signbit(kept[1]) && std::signbit(kept[2]) && !std::signbit(kept[3])));
+    CHECK(s.argmax().item<int64_t>() == 1);
+    CHECK(s.argmin().item<int64_t>() == 1);
+  }
   // the dtype's extremes (the kernel's starting values) are taken at once and as ties
   const double inf = std::numeric_limits<double>::infinity();
   for (DType dt : {kFloat32, kFloat16, kBFloat16, kFloat64}) {

@@ -73,6 +73,7 @@ class Lowering {
   struct Acc {
     llvm::AllocaInst* val = nullptr;
     llvm::AllocaInst* idx = nullptr;  // keeps_position: ArgMax / ArgMin / CumMax / CumMin
+    llvm::AllocaInst* kept = nullptr;  // a float cummax / cummin's value (val: its key)
   };
 
   Emitter& e_;
@@ -178,10 +179,10 @@ class Lowering {
       Acc acc;
       acc.val = e_.b.CreateAlloca(acc_type(a), n);
       if (keeps_position(a.combiner)) acc.idx = e_.b.CreateAlloca(e_.i64(), n);
-      if (n) {
-        acc.val->setAlignment(llvm::Align(64));
-        if (acc.idx) acc.idx->setAlignment(llvm::Align(64));
-      }
+      if (compares_keys(a) && !is_arg(a.combiner)) acc.kept = e_.b.CreateAlloca(repr_type(e_, a.dtype), n);
+      if (n)
+        for (llvm::AllocaInst* slot : {acc.val, acc.idx, acc.kept})
+          if (slot) slot->setAlignment(llvm::Align(64));
       accs_.push_back(acc);
     }
     for (const Stmt& s : k_.body) stmt(s);
@@ -349,6 +350,8 @@ class Lowering {
     const Acc& acc = accs_[v.a];
     if (is_arg(a.combiner))
       return cast_value(e_, e_.b.CreateLoad(e_.i64(), at(acc.idx, v.args[0])), DType::Int64, v.dtype);
+    if (acc.kept)
+      return cast_value(e_, e_.b.CreateLoad(repr_type(e_, a.dtype), at(acc.kept, v.args[0])), a.dtype, v.dtype);
     llvm::Value* x = e_.b.CreateLoad(acc_type(a), at(acc.val, v.args[0]));
     if (keyed(a)) x = e_.b.CreateBitCast(flip_key(x), repr_type(e_, a.dtype));
     return cast_value(e_, x, a.dtype, v.dtype);
@@ -363,18 +366,24 @@ class Lowering {
   static bool keyed(const jit::Accumulator& a) {
     return (a.combiner == Combiner::Max || a.combiner == Combiner::Min) && is_float_dtype(a.dtype);
   }
-  // A float argmax / argmin compares keys too, whose value is never read
-  // (acc_read gives the position): every NaN one key above every number
-  // (below for argmin), -0 the key of +0, so that "strictly better" is one
-  // signed compare, the reference's rule (the first NaN, the first of equal
-  // values). Its identity lies beyond every key, so the first update
-  // always takes its element, and the best key's chain from one element to
-  // the next is a compare and a select: no test of the position, no float
-  // compare into a mask and back (argmax(1) of [65536, 10], 1 thread: 3.4
-  // -> 0.89 ms).
-  static bool arg_keyed(const jit::Accumulator& a) { return is_arg(a.combiner) && is_float_dtype(a.dtype); }
+  // A float argmax / argmin and cummax / cummin compare keys too: every
+  // NaN one key above every number (below for the min), -0 the key of +0,
+  // so that the reference's rules are one signed compare: "strictly
+  // better" for argmax (the first NaN, the first of equal values), "at
+  // least as good" for cummax (a NaN taken, then only a NaN; the last of
+  // equal values). An argmax's value is never read (acc_read gives the
+  // position); a cummax keeps the value it took beside the key (`kept`).
+  // The identity lies beyond every key, so the first update always takes
+  // its element, and the key's chain from one element to the next is a
+  // compare and a select: no test of the position, no float compare into a
+  // mask and back (1 thread: argmax(1) of [65536, 10] 3.4 -> 0.89 ms).
+  static bool takes_max(Combiner c) { return c == Combiner::ArgMax || c == Combiner::CumMax; }
+  static bool compares_keys(const jit::Accumulator& a) {
+    return (is_arg(a.combiner) || a.combiner == Combiner::CumMax || a.combiner == Combiner::CumMin) &&
+           is_float_dtype(a.dtype);
+  }
   llvm::Type* acc_type(const jit::Accumulator& a) {
-    if (!keyed(a) && !arg_keyed(a)) return repr_type(e_, a.dtype);
+    if (!keyed(a) && !compares_keys(a)) return repr_type(e_, a.dtype);
     return a.dtype == DType::Float64 ? e_.i64() : llvm::Type::getInt32Ty(e_.ctx);
   }
   // bits -> key and back (the map is its own inverse): negative numbers'
@@ -397,15 +406,15 @@ class Lowering {
     return flip_key(b.CreateSelect(b.CreateFCmpUNO(v, v), nan_bits, bits));
   }
 
-  // The key of v (in repr_type(a.dtype)) for arg_keyed accumulator a.
-  llvm::Value* arg_key(llvm::Value* v, const jit::Accumulator& a) {
+  // The key of v (in repr_type(a.dtype)) for compares_keys accumulator a.
+  llvm::Value* canonical_key(llvm::Value* v, const jit::Accumulator& a) {
     auto& b = e_.b;
     llvm::Type* it = acc_type(a);
     const unsigned w = it->getIntegerBitWidth();
     const llvm::APInt quiet = llvm::APInt::getOneBitSet(w, w == 64 ? 51 : 22);
     const llvm::APInt exponent = w == 64 ? llvm::APInt(64, 0x7FF0000000000000ull) : llvm::APInt(32, 0x7F800000u);
     llvm::APInt nan = exponent | quiet;
-    if (a.combiner == Combiner::ArgMin) nan.setSignBit();
+    if (!takes_max(a.combiner)) nan.setSignBit();
     llvm::Value* bits = b.CreateSelect(b.CreateFCmpOEQ(v, llvm::ConstantFP::get(v->getType(), 0.0)),
                                        llvm::ConstantInt::get(it, 0), b.CreateBitCast(v, it));
     return flip_key(b.CreateSelect(b.CreateFCmpUNO(v, v), llvm::ConstantInt::get(it, nan), bits));
@@ -413,10 +422,10 @@ class Lowering {
 
   llvm::Value* identity(const jit::Accumulator& a) {
     const DType t = a.dtype;
-    if (arg_keyed(a)) {
+    if (compares_keys(a)) {
       const unsigned w = acc_type(a)->getIntegerBitWidth();
-      return llvm::ConstantInt::get(acc_type(a), a.combiner == Combiner::ArgMax ? llvm::APInt::getSignedMinValue(w)
-                                                                                : llvm::APInt::getSignedMaxValue(w));
+      return llvm::ConstantInt::get(acc_type(a), takes_max(a.combiner) ? llvm::APInt::getSignedMinValue(w)
+                                                                        : llvm::APInt::getSignedMaxValue(w));
     }
     const double inf = std::numeric_limits<double>::infinity();
     switch (a.combiner) {
@@ -472,6 +481,10 @@ class Lowering {
     const jit::Accumulator& a = k_.accs[s.acc];
     e_.b.CreateStore(identity(a), at(accs_[s.acc].val, s.lane));
     if (keeps_position(a.combiner)) e_.b.CreateStore(e_.c64(-1), at(accs_[s.acc].idx, s.lane));
+    if (accs_[s.acc].kept) {  // (never read before the first update takes its element)
+      const double inf = std::numeric_limits<double>::infinity();
+      e_.b.CreateStore(const_value(e_, a.dtype, takes_max(a.combiner) ? -inf : inf, 0), at(accs_[s.acc].kept, s.lane));
+    }
   }
 
   void acc_update(const Stmt& s) {
@@ -523,8 +536,8 @@ class Lowering {
         llvm::Value* v = cast_value(e_, x, xt, t);
         llvm::Value* pos = cast_value(e_, value(s.index), k_.values[s.index].dtype, DType::Int64);
         llvm::Value* where = b.CreateLoad(e_.i64(), idx);
-        if (arg_keyed(a)) {
-          llvm::Value* key = arg_key(v, a);
+        if (compares_keys(a)) {
+          llvm::Value* key = canonical_key(v, a);
           llvm::Value* take = a.combiner == Combiner::ArgMax ? b.CreateICmpSGT(key, cur) : b.CreateICmpSLT(key, cur);
           next = b.CreateSelect(take, key, cur);
           b.CreateStore(b.CreateSelect(take, pos, where), idx);
@@ -557,23 +570,29 @@ class Lowering {
       case Combiner::CumMax:
       case Combiner::CumMin: {
         // PyTorch's cummax: take v when it is a NaN or, the kept value not
-        // being one, v >= kept (<= for cummin). The ordered compare is false
-        // where the kept value is a NaN, and the first update always takes v
-        // (the identity is the dtype's lowest value, -inf: highest for
-        // cummin), so the kept value's chain from one element to the next is
-        // one compare and one select, not also a test of the position and
-        // of the kept value's NaN-ness (the values of cummax(1) of [1024,
-        // 1024], 1 thread: 5.1 -> 2.35 ms; a -O3 hand loop 2.8 ms).
+        // being one, v >= kept (<= for cummin). Floats compare their keys
+        // (compares_keys), integers themselves; the identity is the lowest
+        // key or value (the highest for cummin), so the first update takes
+        // v, and the chain from one element to the next is one compare and
+        // one select (1 thread, cummax(1) of [1024, 1024]: values and
+        // positions 5.8 -> 1.75 ms, values alone 5.9 -> 1.27 ms; a -O3 hand
+        // loop of the values 2.8 ms).
         llvm::Value* v = cast_value(e_, x, xt, t);
         llvm::Value* pos = cast_value(e_, value(s.index), k_.values[s.index].dtype, DType::Int64);
         llvm::Value* where = b.CreateLoad(e_.i64(), idx);
         const bool is_max = a.combiner == Combiner::CumMax;
         llvm::Value* take;
-        if (is_float_dtype(t))
-          take = b.CreateOr(b.CreateFCmpUNO(v, v), is_max ? b.CreateFCmpOGE(v, cur) : b.CreateFCmpOLE(v, cur));
-        else if (t == DType::Bool)
+        if (acc.kept) {
+          llvm::Value* key = canonical_key(v, a);
+          take = is_max ? b.CreateICmpSGE(key, cur) : b.CreateICmpSLE(key, cur);
+          llvm::Value* kept = at(acc.kept, s.lane);
+          b.CreateStore(b.CreateSelect(take, v, b.CreateLoad(v->getType(), kept)), kept);
+          v = key;  // (the accumulator holds the key)
+        } else if (t == DType::Bool) {
           take = is_max ? b.CreateICmpUGE(v, cur) : b.CreateICmpULE(v, cur);
-        else take = is_max ? b.CreateICmpSGE(v, cur) : b.CreateICmpSLE(v, cur);
+        } else {
+          take = is_max ? b.CreateICmpSGE(v, cur) : b.CreateICmpSLE(v, cur);
+        }
         next = b.CreateSelect(take, v, cur);
         b.CreateStore(b.CreateSelect(take, pos, where), idx);
         break;
