@@ -377,10 +377,14 @@ class Lowering {
   // its element, and the key's chain from one element to the next is a
   // compare and a select: no test of the position, no float compare into a
   // mask and back (1 thread: argmax(1) of [65536, 10] 3.4 -> 0.89 ms).
+  // Not for a row of accumulators (lanes: a scan down columns), whose
+  // updates the loop vectorizer runs side by side: there the chain costs
+  // nothing and the keys' arithmetic does (cummax(0) of [2048, 3136] 1.2x
+  // slower with keys).
   static bool takes_max(Combiner c) { return c == Combiner::ArgMax || c == Combiner::CumMax; }
   static bool compares_keys(const jit::Accumulator& a) {
     return (is_arg(a.combiner) || a.combiner == Combiner::CumMax || a.combiner == Combiner::CumMin) &&
-           is_float_dtype(a.dtype);
+           is_float_dtype(a.dtype) && a.lanes < 0;
   }
   llvm::Type* acc_type(const jit::Accumulator& a) {
     if (!keyed(a) && !compares_keys(a)) return repr_type(e_, a.dtype);
@@ -571,12 +575,13 @@ class Lowering {
       case Combiner::CumMin: {
         // PyTorch's cummax: take v when it is a NaN or, the kept value not
         // being one, v >= kept (<= for cummin). Floats compare their keys
-        // (compares_keys), integers themselves; the identity is the lowest
-        // key or value (the highest for cummin), so the first update takes
-        // v, and the chain from one element to the next is one compare and
-        // one select (1 thread, cummax(1) of [1024, 1024]: values and
-        // positions 5.8 -> 1.75 ms, values alone 5.9 -> 1.27 ms; a -O3 hand
-        // loop of the values 2.8 ms).
+        // (compares_keys) where they can, else themselves (the ordered
+        // compare is false for a kept NaN), integers themselves; the
+        // identity is the lowest key or value (the highest for cummin), so
+        // the first update takes v, and the chain from one element to the
+        // next is one compare and one select (1 thread, cummax(1) of [1024,
+        // 1024]: values and positions 5.8 -> 1.75 ms, values alone 5.9 ->
+        // 1.27 ms; a -O3 hand loop of the values 2.8 ms).
         llvm::Value* v = cast_value(e_, x, xt, t);
         llvm::Value* pos = cast_value(e_, value(s.index), k_.values[s.index].dtype, DType::Int64);
         llvm::Value* where = b.CreateLoad(e_.i64(), idx);
@@ -588,6 +593,8 @@ class Lowering {
           llvm::Value* kept = at(acc.kept, s.lane);
           b.CreateStore(b.CreateSelect(take, v, b.CreateLoad(v->getType(), kept)), kept);
           v = key;  // (the accumulator holds the key)
+        } else if (is_float_dtype(t)) {
+          take = b.CreateOr(b.CreateFCmpUNO(v, v), is_max ? b.CreateFCmpOGE(v, cur) : b.CreateFCmpOLE(v, cur));
         } else if (t == DType::Bool) {
           take = is_max ? b.CreateICmpUGE(v, cur) : b.CreateICmpULE(v, cur);
         } else {
