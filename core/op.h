@@ -65,9 +65,11 @@ enum class OpClass : uint8_t {
 //               replaces a NaN); CumMin with <=; the input's dtype
 //   CumArgMax   ints {dim}: the position along dim of CumMax's kept value
 //               (int64); CumArgMin of CumMin's
-//   ArgSort     ints {dim, descending, k}: the first k int64 positions along
-//               dim that sort the input (core/sort_rows.h: stable, NaN above
-//               numbers); the input's shape with k along dim
+//   ArgSort     ints {dim, descending, k[, selection]}: the first k int64
+//               positions along dim that sort the input (core/sort_rows.h:
+//               stable, NaN above numbers); the input's shape with k along
+//               dim. With a selection (SortSelect: the k-th, a median) the
+//               one position it picks, 1 along dim
 //   ToDevice    to Node::device
 #define KILN_FORALL_OPS(X)        \
   X(Buffer, Source, 0)            \

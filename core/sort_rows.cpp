@@ -44,11 +44,24 @@ inline uint32_t key_bits(int64_t v, uint32_t flip) {  // int32, uint8, bool
 template <typename T>
 constexpr bool kKeyed = sizeof(T) <= 4;
 
+// The rank a selection picks in a row of len values (at(i): the i-th).
+template <typename C, typename At>
+int64_t selected_rank(SortSelect select, int64_t k, int64_t len, At at) {
+  if (select == SortSelect::Kth) return k - 1;
+  int64_t nans = 0;
+  if constexpr (std::is_floating_point_v<C>)
+    for (int64_t i = 0; i < len; ++i) nans += std::isnan(at(i)) ? 1 : 0;
+  if (select == SortSelect::Median) return nans > 0 ? len - nans : (len - 1) / 2;
+  return std::max<int64_t>(len - 1 - nans, 0) / 2;
+}
+
 }  // namespace
 
 void sort_rows(const Buffer& in, Buffer& out, const Shape& shape, int64_t dim, bool descending, int64_t k,
-               int64_t begin, int64_t end) {
+               int64_t begin, int64_t end, SortSelect select) {
   const int64_t len = shape[static_cast<size_t>(dim)];
+  const bool one = select != SortSelect::First;
+  const int64_t width = one ? 1 : k;  // positions written along dim
   int64_t inner = 1;
   for (size_t k = static_cast<size_t>(dim) + 1; k < shape.size(); ++k) inner *= shape[k];
   int64_t* o = out.as<int64_t>();
@@ -63,7 +76,7 @@ void sort_rows(const Buffer& in, Buffer& out, const Shape& shape, int64_t dim, b
         const uint32_t flip = descending ? 0xFFFFFFFFu : 0u;
         for (int64_t r = begin; r < end; ++r) {
           const int64_t base = (r / inner) * inner * len + r % inner;
-          const int64_t out_base = (r / inner) * inner * k + r % inner;
+          const int64_t out_base = (r / inner) * inner * width + r % inner;
           const T* xr = x + base;
           if (inner == 1)  // a contiguous row: the loop vectorizes
             for (int64_t i = 0; i < len; ++i)
@@ -71,6 +84,13 @@ void sort_rows(const Buffer& in, Buffer& out, const Shape& shape, int64_t dim, b
           else
             for (int64_t i = 0; i < len; ++i)
               kp[i] = uint64_t{key_bits(static_cast<C>(xr[i * inner]), flip)} << 32 | static_cast<uint64_t>(i);
+          if (one) {
+            const int64_t rank =
+                selected_rank<C>(select, k, len, [&](int64_t i) { return static_cast<C>(xr[i * inner]); });
+            std::nth_element(keys.begin(), keys.begin() + rank, keys.end());
+            o[out_base] = static_cast<int64_t>(keys[static_cast<size_t>(rank)] & 0xFFFFFFFFu);
+            continue;
+          }
           if (k < len)
             std::partial_sort(keys.begin(), keys.begin() + k, keys.end());
           else
@@ -89,8 +109,14 @@ void sort_rows(const Buffer& in, Buffer& out, const Shape& shape, int64_t dim, b
     };
     for (int64_t r = begin; r < end; ++r) {
       const int64_t base = (r / inner) * inner * len + r % inner;
-      const int64_t out_base = (r / inner) * inner * k + r % inner;
+      const int64_t out_base = (r / inner) * inner * width + r % inner;
       for (int64_t i = 0; i < len; ++i) row[static_cast<size_t>(i)] = {static_cast<C>(x[base + i * inner]), i};
+      if (one) {
+        const int64_t rank = selected_rank<C>(select, k, len, [&](int64_t i) { return row[static_cast<size_t>(i)].first; });
+        std::nth_element(row.begin(), row.begin() + rank, row.end(), order);
+        o[out_base] = row[static_cast<size_t>(rank)].second;
+        continue;
+      }
       if (k < len)
         std::partial_sort(row.begin(), row.begin() + k, row.end(), order);
       else

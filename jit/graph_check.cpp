@@ -115,14 +115,20 @@ void check_loaded_node(int64_t id, Op op, DType dtype, const Shape& shape, const
       else same_dtype(0);
       c.require(in[0]->shape == shape, "keeps its input's shape");
       break;
-    case OpClass::Sort: {  // ArgSort: ints {dim, descending, k}
-      c.require(a.ints.size() == 3 && a.ints[0] >= 0 && a.ints[0] < static_cast<int64_t>(shape.size()) &&
-                    (a.ints[1] == 0 || a.ints[1] == 1) && shape.size() == in[0]->shape.size(),
+    case OpClass::Sort: {  // ArgSort: ints {dim, descending, k[, selection]}
+      c.require((a.ints.size() == 3 || a.ints.size() == 4) && a.ints[0] >= 0 &&
+                    a.ints[0] < static_cast<int64_t>(shape.size()) && (a.ints[1] == 0 || a.ints[1] == 1) &&
+                    shape.size() == in[0]->shape.size(),
                 "needs a dim in range, descending 0 / 1 and k");
+      const int64_t select = a.ints.size() == 4 ? a.ints[3] : 0;
+      const int64_t len = in[0]->shape[static_cast<size_t>(a.ints[0])];
+      c.require(select >= 0 && select <= 3 && (select == 0 || (a.ints[1] == 0 && len > 0)) &&
+                    (select != 1 || a.ints[2] >= 1),
+                "selects first k (0), the k-th (1, k >= 1), a median (2) or a NaN-ignoring median (3), ascending, "
+                "from a non-empty dim");
       Shape want = in[0]->shape;
-      want[static_cast<size_t>(a.ints[0])] = a.ints[2];
-      c.require(dtype == DType::Int64 && a.ints[2] >= 0 && a.ints[2] <= in[0]->shape[static_cast<size_t>(a.ints[0])] &&
-                    want == shape,
+      want[static_cast<size_t>(a.ints[0])] = select == 0 ? a.ints[2] : 1;
+      c.require(dtype == DType::Int64 && a.ints[2] >= 0 && a.ints[2] <= len && want == shape,
                 "gives int64 positions, k <= its input's size along dim");
       break;
     }

@@ -76,7 +76,13 @@ std::string attr_text(const Node& n) {
     case Op::ScatterAdd:
     case Op::Scatter: return i.empty() ? "" : "dim=" + std::to_string(i[0]);
     case Op::ArgSort:
-      return i.size() < 3 ? "" : "dim=" + std::to_string(i[0]) + (i[1] ? " descending" : "") + " k=" + std::to_string(i[2]);
+      if (i.size() < 3) return "";
+      if (i.size() > 3 && i[3] != 0) {
+        static const char* const kSelect[] = {"", "kth", "median", "nanmedian"};
+        return "dim=" + std::to_string(i[0]) + " " + (i[3] < 4 ? kSelect[i[3]] : "?") +
+               (i[3] == 1 ? "=" + std::to_string(i[2]) : "");
+      }
+      return "dim=" + std::to_string(i[0]) + (i[1] ? " descending" : "") + " k=" + std::to_string(i[2]);
     default:
       if (is_reduction(n.op)) return "dims=" + ints_text(i, 0);
       return "";

@@ -346,6 +346,18 @@ TEST_CASE("load_graph: malformed and hostile JSON gets a clear error") {
   rejects(graph({buf, node("Sum", "[1]", "[0]", "[0, 0]")}, "[1]"), "sorted, distinct dims");
   rejects(graph({buf, node("Cat", "[9]", "[0, 0]", "[0]")}, "[1]"), "parts add up to 8 along dim 0, not 9");
   rejects(graph({node("Buffer", "[2, 3]", "[]"), node("Matmul", "[2, 2]", "[0, 0]")}, "[1]"), "do not give");
+  // ArgSort: a sort's first k, or one selected position (a graph saved
+  // before selections has three ints)
+  const std::string row = node("Buffer", "[2, 5]", "[]");
+  CHECK_NOTHROW(load(graph({row, node("ArgSort", "[2, 3]", "[0]", "[1, 0, 3]", "int64")}, "[1]")));
+  CHECK_NOTHROW(load(graph({row, node("ArgSort", "[2, 1]", "[0]", "[1, 0, 1, 2]", "int64")}, "[1]")));
+  CHECK_NOTHROW(load(graph({row, node("ArgSort", "[2, 1]", "[0]", "[1, 0, 4, 1]", "int64")}, "[1]")));
+  rejects(graph({row, node("ArgSort", "[2, 1]", "[0]", "[1, 0, 1, 7]", "int64")}, "[1]"), "selects first k (0)");
+  rejects(graph({row, node("ArgSort", "[2, 1]", "[0]", "[1, 1, 1, 2]", "int64")}, "[1]"), "ascending");
+  rejects(graph({row, node("ArgSort", "[2, 1]", "[0]", "[1, 0, 0, 1]", "int64")}, "[1]"), "the k-th (1, k >= 1)");
+  rejects(graph({row, node("ArgSort", "[2, 3]", "[0]", "[1, 0, 3, 2]", "int64")}, "[1]"), "k <= its input's size");
+  rejects(graph({node("Buffer", "[2, 0]", "[]"), node("ArgSort", "[2, 1]", "[0]", "[1, 0, 0, 2]", "int64")}, "[1]"),
+          "from a non-empty dim");
   std::string renamed = graph({buf, node("Exp", "[4]", "[0]")}, "[1]");
   renamed.replace(renamed.find("\"id\": 0"), 4, "\"idx\"");
   rejects(renamed, "node 0: unknown member \"idx\"");

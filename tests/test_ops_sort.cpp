@@ -7,6 +7,7 @@
 
 #include <cmath>
 
+#include "core/sort_rows.h"
 #include "tests/check_values.h"
 #include "tests/jit_checks.h"
 
@@ -123,7 +124,18 @@ TEST_CASE("jit: a sort is a library step on its stored input, its values a gathe
   const jit::Schedule c = jit::schedule({std::get<0>((y * 2).sort(0)).impl()->node()}, jit::ScheduleOptions{});
   REQUIRE(c.steps.size() == 3);  // y * 2 stored for the sort to read
   CHECK(c.steps[0].why.cut == jit::Cut::SortInput);
-  // topk sorts only its k positions (a partial sort), kthvalue its first k
+  // median, nanmedian and kthvalue select one position (nth_element), sort nothing
+  for (const NodePtr& n : {std::get<1>(y.median(1, true)).impl()->node(), std::get<1>(y.nanmedian(0, true)).impl()->node(),
+                           std::get<1>(y.kthvalue(7, 1, true)).impl()->node()}) {
+    CHECK(n->op == Op::ArgSort);
+    CHECK(n->attrs.ints.size() == 4);
+    CHECK(n->shape[static_cast<size_t>(n->attrs.ints[0])] == 1);
+  }
+  CHECK(std::get<1>(y.median(1, true)).impl()->node()->attrs.ints[3] == static_cast<int64_t>(SortSelect::Median));
+  check_jit(std::get<1>(y.median(1)));
+  check_jit(std::get<1>(y.nanmedian(0)));
+  check_jit(std::get<1>(y.kthvalue(300, 1)));
+  // topk sorts only its k positions (a partial sort)
   const NodePtr top = std::get<1>(y.topk(5, 1)).impl()->node();
   CHECK(top->op == Op::ArgSort);
   CHECK(top->shape == Shape{64, 5});

@@ -81,14 +81,15 @@ BufferPtr eval_scan(const Node& n, const Inputs& in) {
 }
 
 BufferPtr eval_sort(const Node& n, const Inputs& in) {
-  KILN_INTERNAL_ASSERT(n.op == Op::ArgSort && in.size() == 1 && n.attrs.ints.size() == 3 &&
-                           n.dtype == DType::Int64,
+  KILN_INTERNAL_ASSERT(n.op == Op::ArgSort && in.size() == 1 &&
+                           (n.attrs.ints.size() == 3 || n.attrs.ints.size() == 4) && n.dtype == DType::Int64,
                        "unexpected sort ", op_name(n.op));
   BufferPtr out = allocate_for(n);
   const Shape& xs = n.inputs[0]->shape;
   const int64_t d = n.attrs.ints[0];
   if (n.numel() > 0)
-    sort_rows(*in[0], *out, xs, d, n.attrs.ints[1] != 0, n.attrs.ints[2], 0, xs.numel() / xs[static_cast<size_t>(d)]);
+    sort_rows(*in[0], *out, xs, d, n.attrs.ints[1] != 0, n.attrs.ints[2], 0, xs.numel() / xs[static_cast<size_t>(d)],
+              sort_select(n.attrs.ints));
   return out;
 }
 
