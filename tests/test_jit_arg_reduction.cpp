@@ -98,7 +98,7 @@ TEST_CASE("jit arg reduction: ties go to the first, -0 and +0 tie, the first NaN
 TEST_CASE("jit arg reduction: along short rows (one position-keeping loop) ties, -0 and +0, NaN and infinities as PyTorch") {
   // PyTorch 1.13's argmax / argmin / max(1) / min(1) indices of these rows,
   // the same in float32, float64, float16 and bfloat16. The JIT compares
-  // integer keys here (lower_kernel.cpp, arg_keyed): each case is a key
+  // integer keys here (lower_kernel.cpp, compares_keys): each case is a key
   // rule (equal values, the two zeros, the first NaN, a row of one infinity).
   const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
   const std::vector<double> v = {1, 4, 2, 4, 0, 3, 4, 1,                              // ties

@@ -3,9 +3,9 @@
 // choice elsewhere: a float32 sum of lane function values (softmax's
 // exp(x - max) summed in float64) 16 lanes, one vector a step; a loop that
 // only moves float32 values 16 lanes: two vectors a step for a row maximum,
-// one for a row kernel's subtraction of a row's log; a loop whose only math is float32 exp, erf,
-// log or sigmoid (computed in float arithmetic) 16 lanes, its last partial
-// vector masked. The oracles: the host's features
+// one for a row kernel's subtraction of a row's log; a loop whose only math
+// is float32 exp, erf, log or sigmoid (computed in float arithmetic) 16
+// lanes, its last partial vector masked. The oracles: the host's features
 // as the backend's target id lists them, libm's exp and log in double,
 // std::max.
 #include <doctest/doctest.h>
