@@ -438,9 +438,12 @@ class Lowering {
       case Combiner::Prod: return const_value(e_, t, 1.0, 1);
       case Combiner::All: return e_.b.getTrue();
       case Combiner::Any: return e_.b.getFalse();
+      // The lowest value (the highest for the min variants): a cummax's
+      // first update takes its element as at least this, an argmax's by
+      // its position test.
       case Combiner::Max:
       case Combiner::ArgMax:
-      case Combiner::CumMax:  // never compared: the first update takes its value
+      case Combiner::CumMax:
         switch (t) {
           case DType::Bool: return e_.b.getFalse();
           case DType::UInt8: return e_.c64(0);
