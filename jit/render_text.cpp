@@ -79,7 +79,7 @@ std::string attr_text(const Node& n) {
       if (i.size() < 3) return "";
       if (i.size() > 3 && i[3] != 0) {
         static const char* const kSelect[] = {"", "kth", "median", "nanmedian"};
-        return "dim=" + std::to_string(i[0]) + " " + (i[3] < 4 ? kSelect[i[3]] : "?") +
+        return "dim=" + std::to_string(i[0]) + " " + (i[3] > 0 && i[3] < 4 ? kSelect[i[3]] : "?") +
                (i[3] == 1 ? "=" + std::to_string(i[2]) : "");
       }
       return "dim=" + std::to_string(i[0]) + (i[1] ? " descending" : "") + " k=" + std::to_string(i[2]);
