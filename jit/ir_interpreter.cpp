@@ -86,7 +86,17 @@ struct Acc {
 
 class Interp {
  public:
-  Interp(const Kernel& k, char* const* b, const int64_t* p) : k_(k), bufs_(b), params_(p) {
+  Interp(const Kernel& k, char* const* b, const int64_t* p) : k_(k), params_(p) {
+    // the argument buffers, then a frame of the interpreter's for each local
+    for (size_t j = 0; j < k.buffers.size(); ++j) {
+      const BufferArg& a = k.buffers[j];
+      if (!a.local()) {
+        bufs_.push_back(b[j]);
+        continue;
+      }
+      locals_.emplace_back(static_cast<size_t>(a.local_rows * a.local_cols) * element_size(a.dtype));
+      bufs_.push_back(locals_.back().data());
+    }
     loops_.assign(static_cast<size_t>(k.num_loops), 0);
     memo_.resize(k.values.size());
     stamp_.assign(k.values.size(), 0);
@@ -117,11 +127,27 @@ class Interp {
         }
         case StmtKind::AccInit: init(slot(s.acc, s.lane), s.acc); ++gen_; break;
         case StmtKind::AccUpdate: update(s); ++gen_; break;
+        case StmtKind::Stage: stage(s); ++gen_; break;
       }
     }
   }
 
  private:
+  // kernel_ir.h: Stage, element by element (bytes: both are of one dtype).
+  void stage(const Stmt& s) {
+    const BufferArg& local = k_.buffers[static_cast<size_t>(s.buffer)];
+    KILN_INTERNAL_ASSERT(local.local() && k_.buffers[static_cast<size_t>(s.source)].dtype == local.dtype,
+                         "kernel ", k_.name, ": a stage into buffer ", s.buffer, " that is not a local of its source's dtype");
+    const int64_t rows = get(s.extent).i, cols = get(s.cols).i, at = get(s.index).i, step = get(s.value).i;
+    KILN_INTERNAL_ASSERT(rows <= local.local_cols && cols <= local.local_rows, "kernel ", k_.name, ": a stage of ",
+                         rows, " x ", cols, " into a local of ", local.local_rows, " x ", local.local_cols);
+    const size_t es = element_size(local.dtype);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c)
+        std::memcpy(bufs_[s.buffer] + static_cast<size_t>(c * local.local_cols + r) * es,
+                    bufs_[s.source] + static_cast<size_t>(at + r * step + c) * es, es);
+  }
+
   // Accumulator a, or with lanes its lane (the row sized on first use: its
   // count depends on params only, so references stay valid).
   Acc& slot(int32_t a, ValueId lane) {
@@ -364,7 +390,8 @@ class Interp {
   }
 
   const Kernel& k_;
-  char* const* bufs_;
+  std::vector<char*> bufs_;
+  std::vector<std::vector<char>> locals_;
   const int64_t* params_;
   std::vector<int64_t> loops_;
   std::vector<V> memo_;

@@ -91,7 +91,8 @@ namespace {
 void key_stmts(std::ostringstream& os, const std::vector<Stmt>& body) {
   for (const Stmt& s : body) {
     os << 'S' << static_cast<int>(s.kind) << ',' << s.loop << ',' << s.extent << ','
-       << s.parallel << ',' << s.buffer << ',' << s.index << ',' << s.value << ',' << s.acc << ',' << s.lane;
+       << s.parallel << ',' << s.buffer << ',' << s.index << ',' << s.value << ',' << s.acc << ',' << s.lane
+       << ',' << s.source << ',' << s.cols;
     if (!s.body.empty()) {
       os << '{';
       key_stmts(os, s.body);
@@ -157,6 +158,10 @@ void text_stmts(std::ostringstream& os, const Kernel& k, const std::vector<Stmt>
         if (s.index >= 0) os << " @ v" << s.index;
         os << ")\n";
         break;
+      case StmtKind::Stage:
+        os << pad << "buf" << s.buffer << " = stage transposed buf" << s.source << "[v" << s.index << " + r * v"
+           << s.value << " + c] for r in 0..v" << s.extent << ", c in 0..v" << s.cols << '\n';
+        break;
     }
   }
 }
@@ -167,7 +172,7 @@ namespace {
 template <class F>
 void for_stmt_values(std::vector<Stmt>& body, const F& f) {
   for (Stmt& s : body) {
-    for (ValueId* v : {&s.extent, &s.index, &s.value, &s.lane})
+    for (ValueId* v : {&s.extent, &s.index, &s.value, &s.lane, &s.cols})
       if (*v >= 0) f(*v);
     for_stmt_values(s.body, f);
   }
@@ -205,7 +210,7 @@ void Kernel::drop_dead_values() {
 std::string Kernel::key() const {
   std::ostringstream os;
   os << "B";
-  for (const BufferArg& b : buffers) os << static_cast<int>(b.dtype) << (b.output ? 'o' : 'i');
+  for (const BufferArg& b : buffers) os << static_cast<int>(b.dtype) << (b.output ? 'o' : 'i') << b.local_rows << 'x' << b.local_cols;
   os << "P" << num_params << "L" << num_loops << "V";
   for (const Value& v : values) {
     uint64_t fb, fb1;
@@ -227,8 +232,11 @@ std::string Kernel::to_string() const {
   std::ostringstream os;
   os << "kernel " << name << '(';
   for (size_t i = 0; i < buffers.size(); ++i)
-    os << (i ? ", " : "") << (buffers[i].output ? "out " : "in ") << "buf" << i << ':'
-       << dtype_name(buffers[i].dtype).substr(6);
+    os << (i ? ", " : "") << (buffers[i].local() ? "local " : buffers[i].output ? "out " : "in ") << "buf" << i
+       << ':' << dtype_name(buffers[i].dtype).substr(6)
+       << (buffers[i].local()
+               ? "[" + std::to_string(buffers[i].local_rows) + "x" + std::to_string(buffers[i].local_cols) + "]"
+               : "");
   os << "; " << num_params << " params)\n";
   for (size_t i = 0; i < values.size(); ++i)
     os << "  v" << i << ": " << dtype_name(values[i].dtype).substr(6) << " = "

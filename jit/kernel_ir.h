@@ -9,7 +9,8 @@
 //
 //   void kernel(char* const* buffers, const int64_t* params, int64_t begin, int64_t end);
 //
-//   buffers  one pointer per Kernel::buffers entry (element 0 of that buffer)
+//   buffers  one pointer per Kernel::buffers entry that is not a local
+//            (element 0 of that buffer)
 //   params   Kernel::num_params runtime int64 values (sizes, strides, offsets,
 //            seeds); their meaning is the scheduler's business, not the backend's
 //   [begin, end)  the part of the top-level parallel loop this call runs; the
@@ -129,7 +130,7 @@ struct Accumulator {
   ValueId lanes = -1;
 };
 
-enum class StmtKind : uint8_t { Loop, Store, AccInit, AccUpdate };
+enum class StmtKind : uint8_t { Loop, Store, AccInit, AccUpdate, Stage };
 
 struct Stmt {
   StmtKind kind;
@@ -147,11 +148,28 @@ struct Stmt {
   // that keeps_position, the candidate position `index`) into it.
   int32_t acc = -1;
   ValueId lane = -1;  // AccInit / AccUpdate of an accumulator with lanes: which one
+  // Stage: a tile of buffer `source` copied transposed into local `buffer`
+  // (of rows of L = BufferArg::local_cols elements): for r < value(extent),
+  // c < value(cols),
+  //   buffers[buffer][c * L + r] = buffers[source][value(index) + r * value(value) + c]
+  // (value(value): the source's step from one of the tile's rows to the
+  // next). A tiled transpose's strided read (lower.cpp, stage_tile): each
+  // source row is read contiguously, the body then reads the local along
+  // its own rows; a backend may move the tile with vector shuffles (the CPU)
+  // or through shared memory (a GPU).
+  int32_t source = -1;
+  ValueId cols = -1;
 };
 
 struct BufferArg {
   DType dtype;
   bool output;
+  // > 0: a local, local_rows x local_cols elements (row-major) in the
+  // kernel's frame (each call has its own), written by Stage statements;
+  // not an argument. Locals follow every argument buffer, so a kernel's
+  // `buffers` pointers are its argument slots, in order.
+  int64_t local_rows = 0, local_cols = 0;
+  bool local() const { return local_rows > 0; }
 };
 
 struct Kernel {

@@ -276,35 +276,6 @@ int64_t Lowerer::transposed_dim(const Node* n, int64_t rank, int& budget) {
   return jit::transposed_dim(n, rank, budget, [this](const Node* m) { return stored(m); });
 }
 
-// Loops over n's shape with dims td and last tiled kTransposeTile square:
-// the other dims (in order, the first parallel), then the tiles of td and
-// last, then the positions inside a tile (the last dim innermost, so the
-// output is still written contiguously). A tile's reads of the transposed
-// input span kTransposeTile rows of two cache lines each, all in L1.
-std::vector<Stmt>* Lowerer::open_tiles(const Node* n, int64_t td, Idx& idx, std::vector<Stmt>& top) {
-  const int64_t last = n->rank() - 1;
-  std::vector<Stmt>* cur = &top;
-  bool first = true;
-  auto open = [&](ValueId extent, int64_t static_extent) {
-    ValueId var = open_loop(cur, extent, static_extent, first);
-    first = false;
-    return var;
-  };
-  for (int64_t d = 0; d < last; ++d)
-    if (d != td) idx[d] = open(size_of(n, d), n->shape[d]);
-  const int64_t T = kTransposeTile;
-  const ValueId t = iconst(T);
-  auto tiles = [&](int64_t d) { return idiv(iadd(size_of(n, d), iconst(T - 1)), t); };
-  const ValueId base_d = imul(open(tiles(td), (n->shape[td] + T - 1) / T), t);
-  const ValueId base_l = imul(open(tiles(last), (n->shape[last] + T - 1) / T), t);
-  auto rest = [&](int64_t d, ValueId base) {
-    return op2(VOp::Min, DType::Int64, t, op2(VOp::Sub, DType::Int64, size_of(n, d), base));
-  };
-  idx[td] = iadd(base_d, open(rest(td, base_d), T));
-  idx[last] = iadd(base_l, open(rest(last, base_l), T));
-  return cur;
-}
-
 // A parallel loop of extent 1 for kernels with no loop to split.
 std::vector<Stmt>* Lowerer::single(std::vector<Stmt>& top) {
   Stmt loop{StmtKind::Loop};
@@ -585,7 +556,9 @@ Lowered Lowerer::lower_group(const std::vector<const Node*>& group) {
       flats[j] = ravel(o, idx);  // a merge keeps the row-major position
     }
     for (size_t j = 0; j < outs.size(); ++j) store(body, output_slot(group[j]->dtype), flats[j], values[j]);
+    if (td >= 0) place_stages();
     k_.body = std::move(top);
+    if (td >= 0) k_.drop_dead_values();  // the reads' analysis's unread values (lower_tiles.cpp)
     work_ = out->numel();
     return finish();
   }

@@ -108,9 +108,11 @@ ValueId Lowerer::view(const Node* n, const Idx& idx) {
     int64_t st = a[1 + d];
     // the last dim's step within x's last dim (x[:, ::2], a window's
     // stride) is a constant of the kernel (kConstantStepMax); a larger
-    // stride there is a size's (a transpose's), a param
+    // stride there is a size's (a transpose's), a param. A stride of 1 is
+    // a constant on any dim: a transposed tile stages the reads that step
+    // by exactly 1 along its dim (lower_tiles.cpp).
     const bool step = d == rank - 1 && st <= kConstantStepMax && xr > 0 && st < x->shape.back();
-    ValueId sv = st == 0 ? iconst(0) : (st == 1 && d == rank - 1) || step ? iconst(st) : param(n, kViewStride, d, st);
+    ValueId sv = st == 0 ? iconst(0) : st == 1 || step ? iconst(st) : param(n, kViewStride, d, st);
     flat = iadd(flat, imul(idx[d], sv));
   }
   if (stored(x)) return load(x, flat);

@@ -31,8 +31,12 @@ namespace kiln::jit::lowering {
 
 using Idx = std::vector<ValueId>;
 
-// The side of a square tile of a kernel with transposed reads (open_tiles).
-inline constexpr int64_t kTransposeTile = 32;
+// The tiles of a kernel with transposed reads (lower_tiles.cpp): positions
+// along the dim read contiguously, and along the output's last dim the
+// elements of this many bytes, at most kTileLastMax (multiples of 16).
+inline constexpr int64_t kTileTd = 64;
+inline constexpr int64_t kTileLastBytes = 512;
+inline constexpr int64_t kTileLastMax = 128;
 
 // A view's step along a dim (x[:, ::2], a pooling window's or a strided
 // convolution's stride) up to this is a constant of the kernel, not a
@@ -176,6 +180,11 @@ class Lowerer {
     if (val(a).op == VOp::IntConst && val(b).op == VOp::IntConst) return iconst(val(a).i * val(b).i);
     return op2(VOp::Mul, DType::Int64, a, b);
   }
+  ValueId isub(ValueId a, ValueId b) {
+    if (is_int(b, 0)) return a;
+    if (val(a).op == VOp::IntConst && val(b).op == VOp::IntConst) return iconst(val(a).i - val(b).i);
+    return op2(VOp::Sub, DType::Int64, a, b);
+  }
   ValueId idiv(ValueId a, ValueId b) {
     if (is_int(b, 1) || is_int(a, 0)) return a;
     return op2(VOp::Div, DType::Int64, a, b);
@@ -246,6 +255,8 @@ class Lowerer {
     } else {
       slot = it->second;
     }
+    if (tile_.list)  // inside a transposed tile (lower_tiles.cpp)
+      if (const ValueId t = staged_load(slot, n->dtype, flat); t >= 0) return t;
     Value v{VOp::Load, n->dtype};
     v.a = slot;
     v.args[0] = flat;
@@ -359,7 +370,25 @@ class Lowerer {
   std::vector<Stmt>* single(std::vector<Stmt>& top);
   int64_t transposed_dim(const Node* n, int64_t rank, int& budget);
   const Node* merged_from(const Node* n);
+
+  // ---- lower_tiles.cpp: tiled transposes, their strided reads staged ----
   std::vector<Stmt>* open_tiles(const Node* n, int64_t td, Idx& idx, std::vector<Stmt>& top);
+  struct Tile {
+    std::vector<Stmt>* list = nullptr;  // the tile loop's body (the stages go first); null: no tile
+    ValueId a = -1, b = -1;             // the variables inside a tile: td's, the last dim's
+    ValueId a_extent = -1, b_extent = -1;
+    int64_t side_a = 0, side_b = 0;     // the tile's sides (the locals': rows of side_b elements)
+    std::vector<Stmt> stages;           // one per local, slots kLocalSlot - j until placed
+    std::vector<DType> dtypes;
+    std::unordered_map<ValueId, bool> mentions;
+  } tile_;
+  // A local's slot until place_stages: kLocalSlot - j for the j-th.
+  static constexpr int32_t kLocalSlot = -100;
+  bool mentions_tile(ValueId v);
+  bool tile_linear(ValueId v, ValueId var, ValueId& coef);
+  ValueId at_tile_origin(ValueId v);
+  ValueId staged_load(int32_t slot, DType dt, ValueId flat);
+  void place_stages();
   void store(std::vector<Stmt>* body, int32_t slot, ValueId flat, ValueId v);
   int32_t output_slot(DType dt);
   Lowered lower_scatter(const Node* src, const Node* out, ValueId offset, const std::vector<ValueId>& strides);

@@ -163,7 +163,7 @@ class Lowering {
     for (unsigned i = 0; i <= nb; ++i) {
       f->addParamAttr(i, llvm::Attribute::NoAlias);
       f->addParamAttr(i, llvm::Attribute::NoCapture);
-      if (i == nb || !k_.buffers[i].output) f->addParamAttr(i, llvm::Attribute::ReadOnly);
+      if (i == nb || (!k_.buffers[i].output && !k_.buffers[i].local())) f->addParamAttr(i, llvm::Attribute::ReadOnly);
       bufs_.push_back(f->getArg(i));
     }
     bufs_.pop_back();
@@ -211,6 +211,15 @@ class Lowering {
     b.SetInsertPoint(llvm::BasicBlock::Create(e_.ctx, "entry", f));
     std::vector<llvm::Value*> args;
     for (size_t i = 0; i < k_.buffers.size(); ++i) {
+      const jit::BufferArg& a = k_.buffers[i];
+      if (a.local()) {  // in this call's frame (kernel_ir.h: locals follow the arguments)
+        llvm::AllocaInst* t = b.CreateAlloca(
+            llvm::ArrayType::get(mem_type(e_, a.dtype), static_cast<uint64_t>(a.local_rows * a.local_cols)));
+        t->setAlignment(llvm::Align(64));
+        args.push_back(t);
+        continue;
+      }
+      KILN_INTERNAL_ASSERT(i == 0 || !k_.buffers[i - 1].local(), "kernel ", k_.name, ": an argument buffer after a local");
       llvm::Value* slot = b.CreateConstInBoundsGEP1_64(b.getPtrTy(), f->getArg(0), i);
       args.push_back(b.CreateAlignedLoad(b.getPtrTy(), slot, llvm::Align(8)));
     }
@@ -238,7 +247,8 @@ class Lowering {
       case StmtKind::Loop:
         for (const Stmt& c : s.body) writes_of(c, accs, bufs);
         break;
-      case StmtKind::Store: bufs.set(s.buffer); break;
+      case StmtKind::Store:
+      case StmtKind::Stage: bufs.set(s.buffer); break;
       case StmtKind::AccInit:
       case StmtKind::AccUpdate: accs.set(s.acc); break;
     }
@@ -629,6 +639,19 @@ class Lowering {
         llvm::Value* v = value(s.value);
         store_narrow(e_, bufs_[s.buffer], idx, v, k_.values[s.value].dtype,
                      k_.buffers[s.buffer].dtype);
+        Bits bufs;
+        bufs.set(s.buffer);
+        forget({}, bufs);
+        return;
+      }
+      case StmtKind::Stage: {
+        const jit::BufferArg& local = k_.buffers.at(static_cast<size_t>(s.buffer));
+        KILN_INTERNAL_ASSERT(local.local() && local.local_rows % 16 == 0 && local.local_cols % 16 == 0 &&
+                                 k_.buffers.at(static_cast<size_t>(s.source)).dtype == local.dtype,
+                             "kernel ", k_.name, ": a stage into buffer ", s.buffer,
+                             ", not a local of its source's dtype and of sides multiples of 16");
+        emit_stage(e_, {bufs_[s.buffer], bufs_[s.source], local.dtype, local.local_cols, value(s.index),
+                        value(s.value), value(s.extent), value(s.cols)});
         Bits bufs;
         bufs.set(s.buffer);
         forget({}, bufs);

@@ -1,0 +1,158 @@
+// Tiled transposes (jit/lower_tiles.cpp): a read through a transpose is
+// staged into a local tile (a Stage statement) and the tile's body reads the
+// local. Pins where the stages go and which reads get one, and checks the
+// values, compiled (vector shuffles, masked edges) and interpreted, against
+// the reference evaluator bit for bit: whole 16 x 16 blocks and cut ones,
+// every dtype, slices and permutations, several threads.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "jit/schedule.h"
+#include "kiln/kiln.h"
+#include "tests/jit_checks.h"
+
+using namespace kiln;
+using namespace kiln::indexing;
+using kiln_test::check_jit;
+
+namespace {
+
+// Distinct values of a shape (not multiples of anything), as float32.
+Tensor data(const Shape& s) {
+  std::vector<double> v(static_cast<size_t>(s.numel()));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = 100.0 * std::sin(0.7 * static_cast<double>(i) + 0.3);
+  return tensor(v).reshape(s).contiguous().eval();
+}
+
+// The one kernel computing t.
+jit::Kernel kernel_of(const Tensor& t) {
+  jit::ScheduleOptions o;
+  jit::Schedule s = jit::schedule({t.impl()->storage->node}, o);
+  REQUIRE(s.steps.size() == 1);
+  return s.steps[0].code->ir;
+}
+
+// Stage statements at any depth, and the depth of the first (0: the top).
+struct Stages {
+  int count = 0;
+  int depth = -1;
+};
+void find_stages(const std::vector<jit::Stmt>& body, int depth, Stages& st) {
+  for (const jit::Stmt& s : body) {
+    if (s.kind == jit::StmtKind::Stage) {
+      ++st.count;
+      if (st.depth < 0) st.depth = depth;
+    }
+    find_stages(s.body, depth + 1, st);
+  }
+}
+Stages stages(const jit::Kernel& k) {
+  Stages st;
+  find_stages(k.body, 0, st);
+  return st;
+}
+int locals(const jit::Kernel& k) {
+  int n = 0;
+  for (const jit::BufferArg& b : k.buffers) n += b.local();
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("jit tiles: a transposed read is staged into a local tile, once per source and origin") {
+  Tensor x = data({150, 70}), y = data({70, 150}), z = data({150, 70});
+  const jit::Kernel k = kernel_of(x.t() + y);
+  // the loops: tiles of dim 0, tiles of dim 1, then inside a tile; the
+  // stage first in the second loop's body, before the tile's own loops
+  CHECK(k.num_loops == 4);
+  CHECK(stages(k).count == 1);
+  CHECK(stages(k).depth == 2);
+  REQUIRE(locals(k) == 1);
+  const jit::BufferArg& local = k.buffers.back();
+  CHECK(local.dtype == DType::Float32);
+  CHECK(local.local_rows == 64);   // along dim 0 (read contiguously from x)
+  CHECK(local.local_cols == 128);  // along the output's rows: 512 bytes
+  CHECK(k.buffers.size() == 4);    // x, y, the output, the local: locals last
+  CHECK(k.to_string().find("stage transposed buf0") != std::string::npos);
+  // y (read in the output's own layout) is not staged; x read twice at one
+  // origin shares its local; z and x at another origin get their own
+  // (x.t() + z.t() keeps their layout: its row-major copy is transposed)
+  CHECK(locals(kernel_of(x.t() + x.t() * 2 + y)) == 1);
+  const Tensor xz = (x.t() + z.t()).contiguous();
+  CHECK(locals(kernel_of(xz)) == 2);
+  const Tensor shifted = (x.index({Slice(1, None)}).t() + x.index({Slice(None, -1)}).t()).contiguous();
+  CHECK(locals(kernel_of(shifted)) == 2);
+  // no transposed read: no tiles, no stage
+  CHECK(stages(kernel_of(x + z)).count == 0);
+  CHECK(stages(kernel_of(x.t() * 2)).count == 0);  // computed in x.t()'s own layout
+  // a float64 output's rows of 512 bytes are 64 elements
+  const jit::Kernel kd = kernel_of(x.to(DType::Float64).t().contiguous() + 1);
+  REQUIRE(locals(kd) == 1);
+  CHECK(kd.buffers.back().local_cols == 64);
+  check_jit(x.t() + y);
+  check_jit(x.t() + x.t() * 2 + y);
+  check_jit(xz);
+  check_jit(shifted);
+}
+
+TEST_CASE("jit tiles: whole and cut blocks at the tile's edges give the reference's values") {
+  // sides around the block (16), the tile (64 x 128) and several tiles
+  for (int64_t r : {1, 5, 16, 17, 64, 65, 130, 200})
+    for (int64_t c : {1, 15, 16, 33, 128, 129, 300}) {
+      CAPTURE(r);
+      CAPTURE(c);
+      Tensor x = data({r, c});
+      check_jit(x.t().contiguous());
+      check_jit(x.t() * 3 - data({c, r}));
+    }
+}
+
+TEST_CASE("jit tiles: every dtype moves through the shuffles bit for bit") {
+  Tensor x = data({70, 150});
+  for (DType dt : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16, DType::Int32, DType::Int64,
+                   DType::UInt8, DType::Bool}) {
+    CAPTURE(dt);
+    Tensor v = (dt == DType::Bool ? x > 0 : x.to(dt)).eval();  // a buffer of dt
+    const jit::Kernel k = kernel_of(v.t().contiguous());
+    REQUIRE(locals(k) == 1);
+    CHECK(k.buffers.back().dtype == dt);
+    check_jit(v.t().contiguous());
+    check_jit(v.t().to(DType::Float64) + x.t().to(DType::Float64));  // two locals of two dtypes
+  }
+}
+
+TEST_CASE("jit tiles: permutations, slices at offsets and broadcasts read through the local") {
+  // NCHW -> NHWC: the output's last dim (C) steps by H * W in the source,
+  // its W dim by 1
+  Tensor n = data({2, 24, 9, 40});
+  const Tensor nhwc = n.permute({0, 2, 3, 1}).contiguous();
+  CHECK(stages(kernel_of(nhwc)).count == 1);
+  check_jit(nhwc);
+  check_jit(data({3, 40, 70}).permute({2, 0, 1}).contiguous());
+  check_jit(data({40, 3, 70}).permute({2, 1, 0}) + 1);
+  // a block of a larger buffer at an offset, transposed
+  Tensor big = data({180, 260});
+  const Tensor part = big.index({Slice(7, 150), Slice(33, 200)}).t();
+  CHECK(stages(kernel_of(part.contiguous())).count == 1);
+  check_jit(part.contiguous());
+  check_jit(part + data({167, 143}));
+  check_jit(big.index({Slice(3, 100), Slice(None, None, 2)}).t().contiguous());  // a step of 2 along the tile
+  // a transposed read beside a broadcast one
+  check_jit(data({90, 130}).t() + data({90}) + data({130, 1}));
+  // where, math and a cast on staged values (sqrt: correctly rounded in
+  // every evaluator)
+  Tensor x = data({100, 120}), y = data({120, 100});
+  check_jit(where(x.t() > y, x.t().abs().sqrt(), y).to(DType::Float64));
+  check_jit(where(x.t() > y, x.t() * 0.5, y - x.t()));
+}
+
+TEST_CASE("jit tiles: each call stages into its own local (several threads)") {
+  const int before = get_num_threads();
+  set_num_threads(2);
+  Tensor x = data({700, 900});
+  check_jit(x.t().contiguous());
+  check_jit(x.t() + data({900, 700}));
+  set_num_threads(before);
+}
