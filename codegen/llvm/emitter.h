@@ -9,7 +9,7 @@
 //                    vectorizer, scalar twins (runtime_math.cpp) elsewhere
 //   philox.cpp       Philox4x32-10 and the random maps of core/philox.h
 //   lower_kernel.cpp loops, stores, accumulators and the value DAG of a kernel
-//   stage_tile.cpp   a transposed tile staged into a local (vector shuffles)
+//   stage_runtime.cpp  the Stage statements' functions, which kernels call
 //   loop_hints.cpp   the vectorizer's hints for each innermost loop
 //   llvm_backend.cpp the Backend: O3 pipeline, ORC LLJIT, IR / asm dumps
 //
@@ -186,22 +186,6 @@ llvm::Value* emit_philox(Emitter& e, const jit::Value& v, llvm::Value* index, ll
                          llvm::Value* offset);
 // The lane function behind it: the Philox4x32-10 generator.
 std::vector<const LaneFn*> philox_lane_fns();
-
-// ---- stage_tile.cpp ----
-// A Stage statement (kernel_ir.h) on emitted operands: for r < rows, c < cols,
-// dst[c * row_length + r] = src[origin + r * step + c], elements of dtype
-// (row_length and the local's rows multiples of 16).
-struct StageTile {
-  llvm::Value* dst;
-  llvm::Value* src;
-  DType dtype;
-  int64_t row_length;
-  llvm::Value* origin;
-  llvm::Value* step;
-  llvm::Value* rows;
-  llvm::Value* cols;
-};
-void emit_stage(Emitter& e, const StageTile& s);
 
 // ---- lower_kernel.cpp ----
 // Defines `symbol` with the KernelFn signature in e.mod, computing k.

@@ -53,6 +53,7 @@
 
 #include "codegen/backend.h"
 #include "codegen/llvm/emitter.h"
+#include "codegen/llvm/stage_runtime.h"
 #include "codegen/llvm/object_loader.h"
 #include "codegen/llvm/pipeline.h"
 #include "kiln/error.h"
@@ -163,13 +164,16 @@ class LLVMBackend final : public Backend {
       return;
     }
     jit_->getMainJITDylib().addGenerator(std::move(*gen));
-    // The lane functions' scalar twins (runtime_math.h) by address: kiln
-    // may be linked statically into a program that exports no symbols.
+    // The lane functions' scalar twins (runtime_math.h) and the Stage
+    // functions (stage_runtime.h) by address: kiln may be linked statically
+    // into a program that exports no symbols.
+    std::vector<std::pair<const char*, void*>> runtime = llvmcg::lane_fn_twins();
+    for (const auto& sym : llvmcg::stage_symbols()) runtime.push_back(sym);
     llvm::orc::SymbolMap twins;
-    for (const auto& [name, address] : llvmcg::lane_fn_twins())
+    for (const auto& [name, address] : runtime)
       twins[jit_->mangleAndIntern(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
                                             llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
-    resolve_ = [twins = llvmcg::lane_fn_twins()](std::string_view name) -> void* {
+    resolve_ = [twins = runtime](std::string_view name) -> void* {
       for (const auto& [twin, address] : twins)
         if (name == twin) return address;
       return ::dlsym(RTLD_DEFAULT, std::string(name).c_str());

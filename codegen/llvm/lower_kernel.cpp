@@ -24,6 +24,7 @@
 #include <llvm/IR/Intrinsics.h>
 
 #include "codegen/llvm/emitter.h"
+#include "codegen/llvm/stage_runtime.h"
 #include "kiln/error.h"
 
 namespace kiln::codegen::llvmcg {
@@ -650,8 +651,7 @@ class Lowering {
                                  k_.buffers.at(static_cast<size_t>(s.source)).dtype == local.dtype,
                              "kernel ", k_.name, ": a stage into buffer ", s.buffer,
                              ", not a local of its source's dtype and of sides multiples of 16");
-        emit_stage(e_, {bufs_[s.buffer], bufs_[s.source], local.dtype, local.local_cols, value(s.index),
-                        value(s.value), value(s.extent), value(s.cols)});
+        stage(s, local);
         Bits bufs;
         bufs.set(s.buffer);
         forget({}, bufs);
@@ -671,6 +671,25 @@ class Lowering {
         return;
       }
     }
+  }
+
+  // A Stage statement: a call of kiln's function for its element size
+  // (stage_runtime.h), which reads the source and writes the local only.
+  void stage(const Stmt& s, const jit::BufferArg& local) {
+    auto& b = e_.b;
+    llvm::Type* ptr = b.getPtrTy();
+    llvm::Type* i64 = e_.i64();
+    auto* fty = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, i64, i64, i64, i64, i64}, false);
+    llvm::FunctionCallee fn = e_.mod.getOrInsertFunction(stage_symbol(static_cast<int64_t>(element_size(local.dtype))), fty);
+    if (auto* f = llvm::dyn_cast<llvm::Function>(fn.getCallee()); f && f->arg_size() == 7) {
+      f->setDoesNotThrow();
+      f->setMemoryEffects(llvm::MemoryEffects::argMemOnly());
+      for (unsigned i = 0; i < 2; ++i) f->addParamAttr(i, llvm::Attribute::NoCapture);
+      f->addParamAttr(0, llvm::Attribute::WriteOnly);
+      f->addParamAttr(1, llvm::Attribute::ReadOnly);
+    }
+    b.CreateCall(fn, {bufs_[s.buffer], bufs_[s.source], value(s.index), value(s.value), value(s.extent),
+                      value(s.cols), e_.c64(local.local_cols)});
   }
 
   void loop(const Stmt& s) {
