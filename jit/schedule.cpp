@@ -141,53 +141,6 @@ bool reads_inline(const Node* n, const Node* target) {
   return inline_region_has(n, 256, true, [target](const Node* m) { return m == target; });
 }
 
-
-// Whether computing n inline costs transcendental math or random numbers.
-bool costly_math(const Node* n) {
-  return inline_region_has(n, 64, false, [](const Node* m) {
-    return !has_value(*m) && (is_transcendental(m->op) || m->cls() == OpClass::Random);
-  });
-}
-
-// Whether n, computed inline, reads something transposed (transposed_dim,
-// stopping at values in memory).
-bool reads_transposed(const Node* n, int64_t rank, int& budget) {
-  return transposed_dim(n, rank, budget, [](const Node* m) { return has_value(*m); }) >= 0;
-}
-
-// Values with transcendental math (or random numbers) that a tiled kernel
-// would compute in its strided order (the tiles run a loop one lane at a
-// time: LLVM versions it for a unit stride only), stored first in
-// their own order, where they vectorize, and read like memory. The value a
-// transposed view reads whole (x.t().softmax(1)'s row-major result,
-// y + x.t().exp()), and an elementwise op's operands that read nothing
-// transposed where another operand does (x.t().exp() + y, in x.t()'s
-// layout: y is read transposed, exp(x) in order).
-void store_transposed_math(const Node* n, NodeSet& mat, CutMap& cuts) {
-  // Under one 32 x 32 tile (lowerer.h) the scalar math costs less than a
-  // kernel more.
-  if (n->numel() < 32 * 32) return;
-  if (is_view(n->op)) {
-    const Node* x = n->inputs[0].get();
-    int budget = 1;  // n itself
-    if (reads_transposed(n, n->rank(), budget) && !has_value(*x) && !mat.count(x) && x->numel() == n->numel() && costly_math(x))
-      store(mat, cuts, x, Cut::TransposedMath);
-    return;
-  }
-  if (!is_elementwise(n->op) || n->inputs.size() < 2 || n->rank() < 2) return;
-  int budget = 64;
-  std::vector<const Node*> plain;  // operands that read nothing transposed
-  bool transposed = false;
-  for (const auto& in : n->inputs) {
-    if (reads_transposed(in.get(), n->rank(), budget)) transposed = true;
-    else plain.push_back(in.get());
-  }
-  if (!transposed) return;
-  for (const Node* in : plain)
-    if (!has_value(*in) && !mat.count(in) && in->shape == n->shape && costly_math(in))
-      store(mat, cuts, in, Cut::TransposedMath);
-}
-
 // How often a kernel that computes v's input inline evaluates it: once per
 // iteration of v's loops out to the last dim along which v reads it at a
 // varying position. The loops inside that one broadcast it (stride 0), and
@@ -338,7 +291,6 @@ void partition(const Graph& g, const std::vector<NodePtr>& roots, const Schedule
       case OpClass::Transfer:
         if (!opt.fusion && n->op != Op::AsStrided) store(mat, cuts, n, Cut::FusionOff);
         else if (n->store) store(mat, cuts, n, Cut::Staged);
-        else store_transposed_math(n, mat, cuts);
         break;
     }
   }

@@ -101,7 +101,6 @@ enum class Cut : uint8_t {
   OtherRows,        // a reduction its reader cannot compute in its own loops
   Merged,           // outputs over one iteration space that share one kernel
   Staged,           // a stage of a blocked reduction (Node::store): stored by design
-  TransposedMath,   // a value with transcendental math read transposed: computed in its own order first
   SharedValue,      // a value read by several kernels that costs more to recompute than to store
   BroadcastMath,    // costly math a reader broadcasts along an outer dim: computed once, at its own size
   IndexedRead,      // a gather's (scan's) input computed with a reduction: read at positions only its index knows
@@ -194,8 +193,8 @@ using kiln::has_value;
 // > 1 along that dim and stride 1 along an earlier one. That earlier dim
 // (the innermost such), or -1. `stored` says which nodes the kernel reads
 // from memory (the walk stops there); budget bounds the walk. The lowering
-// tiles such a kernel (lower.cpp); the scheduler stores costly math it
-// would compute in the tiles' order (schedule.cpp).
+// tiles such a kernel and stages its transposed reads (lower_tiles.cpp), so
+// math on them runs in vector loops inside the tiles.
 int64_t transposed_dim(const Node* n, int64_t rank, int& budget, const std::function<bool(const Node*)>& stored);
 
 }  // namespace kiln::jit

@@ -112,7 +112,6 @@ const char* cut_name(Cut c) {
     case Cut::OtherRows: return "other-rows";
     case Cut::Merged: return "merged-outputs";
     case Cut::Staged: return "staged-reduction";
-    case Cut::TransposedMath: return "transposed-math";
     case Cut::SharedValue: return "shared-value";
     case Cut::BroadcastMath: return "broadcast-math";
   }
@@ -138,7 +137,6 @@ const char* cut_text(Cut c) {
     case Cut::OtherRows: return "a reduction its reader cannot compute in its own loops";
     case Cut::Merged: return "outputs over one iteration space, merged into one kernel";
     case Cut::Staged: return "a stage of a blocked reduction, stored by design";
-    case Cut::TransposedMath: return "a value with transcendental math read transposed: computed in its own order first, where it vectorizes";
     case Cut::SharedValue: return "a value read by several kernels that costs more to recompute in each than to store once";
     case Cut::BroadcastMath: return "costly math its reader broadcasts along an outer dim: computed once per element of its own, not once per element read";
   }
