@@ -247,7 +247,8 @@ TEST_CASE("disk cache: kernels load with kiln's own loader, compiled or from dis
   eval(a, b, c, i);
   // float32 math inline and through the twins (atan2, tan: calls out of the
   // object), float64 math through libm, random numbers, rows, scans,
-  // transposed reads, integers, half precision
+  // transposed reads (kept in their layout; staged into a local: a call of
+  // kiln's stage function), integers, half precision
   const std::vector<std::function<Tensor()>> graphs = {
       [&] { return (a * b + c).relu() * (-a).exp(); },
       [&] { return a.atan2(b) + a.tan(); },
@@ -259,6 +260,7 @@ TEST_CASE("disk cache: kernels load with kiln's own loader, compiled or from dis
       [&] { return a.softmax(1); },
       [&] { return a.cumsum(0) + b.t().t(); },
       [&] { return a.t() + b.t(); },
+      [&] { return a.t().contiguous() * 2 + c.unsqueeze(1); },
       [&] { return (i * 3 + 1).remainder(7).sum(1); },
       [&] { return a.to(kFloat16).sigmoid() * b.to(kFloat16); },
   };
