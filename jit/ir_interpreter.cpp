@@ -137,7 +137,8 @@ class Interp {
   void stage(const Stmt& s) {
     const BufferArg& local = k_.buffers[static_cast<size_t>(s.buffer)];
     KILN_INTERNAL_ASSERT(local.local() && k_.buffers[static_cast<size_t>(s.source)].dtype == local.dtype,
-                         "kernel ", k_.name, ": a stage into buffer ", s.buffer, " that is not a local of its source's dtype");
+                         "kernel ", k_.name, ": a stage into buffer ", s.buffer,
+                         " that is not a local of its source's dtype");
     const int64_t rows = get(s.extent).i, cols = get(s.cols).i, at = get(s.index).i, step = get(s.value).i;
     KILN_INTERNAL_ASSERT(rows <= local.local_cols && cols <= local.local_rows, "kernel ", k_.name, ": a stage of ",
                          rows, " x ", cols, " into a local of ", local.local_rows, " x ", local.local_cols);

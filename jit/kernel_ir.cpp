@@ -210,7 +210,8 @@ void Kernel::drop_dead_values() {
 std::string Kernel::key() const {
   std::ostringstream os;
   os << "B";
-  for (const BufferArg& b : buffers) os << static_cast<int>(b.dtype) << (b.output ? 'o' : 'i') << b.local_rows << 'x' << b.local_cols;
+  for (const BufferArg& b : buffers)
+    os << static_cast<int>(b.dtype) << (b.output ? 'o' : 'i') << b.local_rows << 'x' << b.local_cols;
   os << "P" << num_params << "L" << num_loops << "V";
   for (const Value& v : values) {
     uint64_t fb, fb1;

@@ -153,7 +153,7 @@ struct Stmt {
   // c < value(cols),
   //   buffers[buffer][c * L + r] = buffers[source][value(index) + r * value(value) + c]
   // (value(value): the source's step from one of the tile's rows to the
-  // next). A tiled transpose's strided read (lower.cpp, stage_tile): each
+  // next). A tiled transpose's strided read (jit/lower_tiles.cpp): each
   // source row is read contiguously, the body then reads the local along
   // its own rows; a backend may move the tile with vector shuffles (the CPU)
   // or through shared memory (a GPU).

@@ -1,17 +1,16 @@
 // Tiled transposes: an elementwise kernel whose output's last dim is read
 // through a stride (`x.t() + y`, `x.permute({0, 2, 3, 1}).contiguous()`)
-// loops over square tiles of its last dim and the dim td read with unit
-// stride (schedule_rules.cpp: transposed_dim). Each read that steps by 1
-// along td and by a runtime stride along the last dim is staged: a Stage
-// statement copies the tile's block of the source into a local tile,
-// transposed, and the body reads the local along its rows. Read in place,
-// the strided loads run one element at a time, and where the source's rows
-// are a multiple of 4 KiB apart (a [1024, 1024] float32 tensor) the tile's
-// rows all fall into one set of the L1 cache, so every load misses: 8x the
-// memory bandwidth's time at [1024, 1024]. Staged, each source row of the
-// tile is read once, contiguously (the CPU backend moves it with vector
-// shuffles; a GPU would use shared memory), and the body's loop is a plain
-// vector loop.
+// loops over tiles of its last dim and the dim td read with unit stride
+// (schedule_rules.cpp: transposed_dim). Each read that steps by 1 along td
+// and by a runtime stride along the last dim is staged: a Stage statement
+// copies the tile's block of the source into a local tile, transposed, and
+// the body reads the local along its rows. Read in place, the strided loads
+// ran one element at a time, and where the source's rows are a multiple of
+// 4 KiB apart (a [1024, 1024] float32 tensor) all of a tile's rows fell
+// into one set of the L1 cache, so every load missed (such a copy took 5.5x
+// the memory bandwidth's time). Staged, each source row of the tile is read
+// once, contiguously (the CPU backend moves it with vector shuffles; a GPU
+// would use shared memory), and the body's loop is a plain vector loop.
 #include <algorithm>
 
 #include "jit/lowerer.h"
@@ -28,7 +27,7 @@ namespace kiln::jit::lowering {
 // source row's run, an output row's run and the local (at most 64 KiB)
 // balanced for the memory system (on the 2-core Zen 5 VM, 1 thread,
 // against square tiles of 32, 64 and 128: float32 [4096, 4096] transposed
-// 0.8x the time of 64 x 64 tiles, float64 square 64 best).
+// 0.7x the time of 64 x 64 tiles, float64 square 64 best).
 std::vector<Stmt>* Lowerer::open_tiles(const Node* n, int64_t td, Idx& idx, std::vector<Stmt>& top) {
   const int64_t last = n->rank() - 1;
   std::vector<Stmt>* cur = &top;

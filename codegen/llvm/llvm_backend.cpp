@@ -53,9 +53,9 @@
 
 #include "codegen/backend.h"
 #include "codegen/llvm/emitter.h"
-#include "codegen/llvm/stage_runtime.h"
 #include "codegen/llvm/object_loader.h"
 #include "codegen/llvm/pipeline.h"
+#include "codegen/llvm/stage_runtime.h"
 #include "kiln/error.h"
 
 namespace kiln::codegen {

@@ -164,7 +164,8 @@ class Lowering {
     for (unsigned i = 0; i <= nb; ++i) {
       f->addParamAttr(i, llvm::Attribute::NoAlias);
       f->addParamAttr(i, llvm::Attribute::NoCapture);
-      if (i == nb || (!k_.buffers[i].output && !k_.buffers[i].local())) f->addParamAttr(i, llvm::Attribute::ReadOnly);
+      if (i == nb || (!k_.buffers[i].output && !k_.buffers[i].local()))
+        f->addParamAttr(i, llvm::Attribute::ReadOnly);
       bufs_.push_back(f->getArg(i));
     }
     bufs_.pop_back();
@@ -220,7 +221,8 @@ class Lowering {
         args.push_back(t);
         continue;
       }
-      KILN_INTERNAL_ASSERT(i == 0 || !k_.buffers[i - 1].local(), "kernel ", k_.name, ": an argument buffer after a local");
+      KILN_INTERNAL_ASSERT(i == 0 || !k_.buffers[i - 1].local(), "kernel ", k_.name,
+                           ": an argument buffer after a local");
       llvm::Value* slot = b.CreateConstInBoundsGEP1_64(b.getPtrTy(), f->getArg(0), i);
       args.push_back(b.CreateAlignedLoad(b.getPtrTy(), slot, llvm::Align(8)));
     }
@@ -680,7 +682,8 @@ class Lowering {
     llvm::Type* ptr = b.getPtrTy();
     llvm::Type* i64 = e_.i64();
     auto* fty = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, i64, i64, i64, i64, i64}, false);
-    llvm::FunctionCallee fn = e_.mod.getOrInsertFunction(stage_symbol(static_cast<int64_t>(element_size(local.dtype))), fty);
+    const int64_t bytes = static_cast<int64_t>(element_size(local.dtype));
+    llvm::FunctionCallee fn = e_.mod.getOrInsertFunction(stage_symbol(bytes), fty);
     if (auto* f = llvm::dyn_cast<llvm::Function>(fn.getCallee()); f && f->arg_size() == 7) {
       f->setDoesNotThrow();
       f->setMemoryEffects(llvm::MemoryEffects::argMemOnly());
