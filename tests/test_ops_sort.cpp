@@ -146,3 +146,37 @@ TEST_CASE("jit: a sort is a library step on its stored input, its values a gathe
   CHECK(stats().library_calls - before == 1);
   set_num_threads(threads);
 }
+
+TEST_CASE("ops: topk of a few of long rows (a heap of k) gives the stable sort's first k") {
+  // Rows of 200 (k at most an eighth of them: core/sort_rows.cpp, first_keys)
+  // with NaNs, -0 and +0, infinities and many ties, along either dim (a
+  // strided row), both orders: the positions of the sort, which orders the
+  // whole row, cut to k.
+  const double nan = std::nan(""), inf = std::numeric_limits<double>::infinity();
+  std::vector<double> v(7 * 200);
+  for (size_t i = 0; i < v.size(); ++i) {
+    v[i] = static_cast<double>(static_cast<int64_t>(i * 37 % 23) - 11);
+    if (i % 17 == 0) v[i] = nan;
+    else if (i % 19 == 0) v[i] = -0.0;
+    else if (i % 29 == 0) v[i] = inf;
+    else if (i % 31 == 0) v[i] = -inf;
+  }
+  const Tensor base = tensor(v).reshape({7, 200});
+  for (DType dt : {kFloat32, kFloat16, kBFloat16, kInt32, kUInt8, kBool}) {
+    CAPTURE(dtype_name(dt));
+    const Tensor x = (is_floating_point(dt) ? base : base.nan_to_num(5.0, 9.0, -9.0).abs()).to(dt).eval();
+    for (int64_t dim : {0, 1}) {
+      const Tensor xd = dim == 1 ? x : x.t().contiguous().eval();  // rows along dim 0: strided
+      for (bool largest : {true, false})
+        for (int64_t k : {1, 5, 25}) {
+          CAPTURE(dim);
+          CAPTURE(largest);
+          CAPTURE(k);
+          const std::vector<int64_t> got = std::get<1>(xd.topk(k, dim, largest)).contiguous().to_vector<int64_t>();
+          const std::vector<int64_t> want =
+              std::get<1>(xd.sort(dim, largest)).narrow(dim, 0, k).contiguous().to_vector<int64_t>();
+          CHECK(got == want);
+        }
+    }
+  }
+}
