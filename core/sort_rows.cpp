@@ -87,25 +87,27 @@ void first_keys(int64_t len, int64_t k, bool descending, At at, std::vector<uint
   constexpr int64_t kBlock = 16;
   int64_t i = k;
   for (; i + kBlock <= len; i += kBlock) {
-    bool enters = false;
+    const C w = worst;  // (a local: the loop below keeps it in a register)
+    int enters = 0;
     if constexpr (std::is_floating_point_v<C>) {
+      if (descending && worst_nan) continue;  // nothing enters above a NaN
       if (descending) {
-        if (worst_nan) continue;  // nothing enters above a NaN
         for (int64_t j = 0; j < kBlock; ++j) {
           const C v = at(i + j);
-          enters |= (v > worst) | (v != v);
+          enters |= static_cast<int>(v > w) | static_cast<int>(v != v);
         }
-      } else {
+      } else if (!worst_nan) {
+        for (int64_t j = 0; j < kBlock; ++j) enters |= static_cast<int>(at(i + j) < w);
+      } else {  // every number enters below a NaN
         for (int64_t j = 0; j < kBlock; ++j) {
           const C v = at(i + j);
-          enters |= (v < worst) | ((v == v) & worst_nan);
+          enters |= static_cast<int>(v == v);
         }
       }
+    } else if (descending) {
+      for (int64_t j = 0; j < kBlock; ++j) enters |= static_cast<int>(at(i + j) > w);
     } else {
-      for (int64_t j = 0; j < kBlock; ++j) {
-        const C v = at(i + j);
-        enters |= descending ? v > worst : v < worst;
-      }
+      for (int64_t j = 0; j < kBlock; ++j) enters |= static_cast<int>(at(i + j) < w);
     }
     if (enters)
       for (int64_t j = 0; j < kBlock; ++j) offer(i + j);
