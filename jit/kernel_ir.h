@@ -25,8 +25,8 @@
 //     result to that precision (round to nearest even) and widens it back;
 //     Float32 is f32, Float64 is f64. Index values (LoopIndex, Param, IntConst
 //     and the arithmetic on them) are Int64.
-//   * Load reads element `index` of a buffer of the buffer's dtype and widens
-//     it as above. A guarded Load (args[1], a Bool, and args[2], a value of
+//   * Load reads element `index` of a buffer (an argument or a local) of the
+//     buffer's dtype and widens it as above. A guarded Load (args[1], a Bool, and args[2], a value of
 //     the Load's dtype) reads only where args[1] holds and is args[2]
 //     elsewhere, where its index may be out of range (constant padding's
 //     read: lower_guard.cpp). Store narrows a value to the buffer's dtype with the
