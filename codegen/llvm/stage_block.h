@@ -1,14 +1,15 @@
 // The work of a Stage statement (kernel_ir.h) as C++ compiled into kiln,
-// which the CPU backend's kernels call (stage_tile.cpp): a tile of a source
-// copied transposed into a local, in blocks of W x W elements: W vector
-// loads of the source's rows, a transpose in registers (log2 W rounds of
-// two-source shuffles), W vector stores of the local's rows. A block cut by
-// the tile's edge is loaded the same way where masked loads exist, its rows
-// past the edge reading the last one again and its columns past it zeros:
-// both land in the local where the body never reads (the local's sides are
-// multiples of 16); else element by element. Compiled once per instruction set (stage_avx512.cpp,
-// stage_runtime.cpp) with that file's flags: everything here has internal
-// linkage, so no other file ends up calling one instruction set's copy.
+// which the CPU backend's kernels call (lower_kernel.cpp emits the call): a
+// tile of a source copied transposed into a local, in blocks of W x W
+// elements: W vector loads of the source's rows, a transpose in registers
+// (log2 W rounds of two-source shuffles), W vector stores of the local's
+// rows. A block cut by the tile's edge is loaded the same way where masked
+// loads exist, its rows past the edge reading the last one again and its
+// columns past it zeros: both land in the local where the body never reads
+// (the local's sides are multiples of 16); else element by element.
+// Compiled once per instruction set (stage_avx512.cpp, stage_runtime.cpp)
+// with that file's flags: everything here has internal linkage, so no
+// other file ends up calling one instruction set's copy.
 #pragma once
 
 #include <cstdint>
@@ -48,8 +49,8 @@ struct StageBlock {
     }
   }
 
-  // A block: rows of `from` (step apart; those at n_rows and below read
-  // the last again, columns from n_cols on read as zeros) to rows of `to`
+  // A block: rows of `from` (step apart; those from n_rows on read the
+  // last again, columns from n_cols on read as zeros) to rows of `to`
   // (row_length apart). Whole (n_rows = n_cols = W): plain loads.
   template <bool kWhole>
   static void block(const T* from, int64_t step, int64_t n_rows, int64_t n_cols, T* to, int64_t row_length) {
