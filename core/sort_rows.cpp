@@ -137,26 +137,28 @@ void sort_rows(const Buffer& in, Buffer& out, const Shape& shape, int64_t dim, b
   int64_t inner = 1;
   for (size_t k = static_cast<size_t>(dim) + 1; k < shape.size(); ++k) inner *= shape[k];
   int64_t* o = out.as<int64_t>();
+  // where row r starts in `in` and in `out` (its elements inner apart)
+  auto in_base = [&](int64_t r) { return (r / inner) * inner * len + r % inner; };
+  auto out_base = [&](int64_t r) { return (r / inner) * inner * width + r % inner; };
   reference::visit_dtype(in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = reference::compute_t<T>;
     const T* x = in.as<T>();
     if constexpr (kKeyed<T>) {
       if (len <= int64_t{0xFFFFFFFF}) {  // the position fits the key's low half
-        const uint32_t flip = descending ? 0xFFFFFFFFu : 0u;
         // a few of a long row (topk): a heap of k, no row of keys
         if (!one && k * kFewDivisor <= len) {
           std::vector<uint64_t> heap;
           heap.reserve(static_cast<size_t>(k));
           for (int64_t r = begin; r < end; ++r) {
-            const T* xr = x + (r / inner) * inner * len + r % inner;
-            const int64_t out_base = (r / inner) * inner * width + r % inner;
+            const T* xr = x + in_base(r);
+            int64_t* orow = o + out_base(r);
             if (inner == 1)
               first_keys<C>(len, k, descending, [&](int64_t i) { return static_cast<C>(xr[i]); }, heap);
             else
               first_keys<C>(len, k, descending, [&](int64_t i) { return static_cast<C>(xr[i * inner]); }, heap);
             for (int64_t i = 0; i < k; ++i)
-              o[out_base + i * inner] = static_cast<int64_t>(heap[static_cast<size_t>(i)] & 0xFFFFFFFFu);
+              orow[i * inner] = static_cast<int64_t>(heap[static_cast<size_t>(i)] & 0xFFFFFFFFu);
           }
           return;
         }
@@ -164,10 +166,10 @@ void sort_rows(const Buffer& in, Buffer& out, const Shape& shape, int64_t dim, b
         // (a 1-D sort) faulted in its pages and zeroed them every call
         const BufferPtr key_buffer = Buffer::allocate(DType::Int64, len, Device());
         uint64_t* kp = key_buffer->as<uint64_t>();
+        const uint32_t flip = descending ? 0xFFFFFFFFu : 0u;
         for (int64_t r = begin; r < end; ++r) {
-          const int64_t base = (r / inner) * inner * len + r % inner;
-          const int64_t out_base = (r / inner) * inner * width + r % inner;
-          const T* xr = x + base;
+          const T* xr = x + in_base(r);
+          int64_t* orow = o + out_base(r);
           if (inner == 1)  // a contiguous row: the loop vectorizes
             for (int64_t i = 0; i < len; ++i)
               kp[i] = uint64_t{key_bits(static_cast<C>(xr[i]), flip)} << 32 | static_cast<uint64_t>(i);
@@ -178,14 +180,14 @@ void sort_rows(const Buffer& in, Buffer& out, const Shape& shape, int64_t dim, b
             const int64_t rank =
                 selected_rank<C>(select, k, len, [&](int64_t i) { return static_cast<C>(xr[i * inner]); });
             std::nth_element(kp, kp + rank, kp + len);
-            o[out_base] = static_cast<int64_t>(kp[rank] & 0xFFFFFFFFu);
+            orow[0] = static_cast<int64_t>(kp[rank] & 0xFFFFFFFFu);
             continue;
           }
           if (k < len)
             std::partial_sort(kp, kp + k, kp + len);
           else
             std::sort(kp, kp + len);
-          for (int64_t i = 0; i < k; ++i) o[out_base + i * inner] = static_cast<int64_t>(kp[i] & 0xFFFFFFFFu);
+          for (int64_t i = 0; i < k; ++i) orow[i * inner] = static_cast<int64_t>(kp[i] & 0xFFFFFFFFu);
         }
         return;
       }
@@ -197,20 +199,20 @@ void sort_rows(const Buffer& in, Buffer& out, const Shape& shape, int64_t dim, b
       return a.second < b.second;
     };
     for (int64_t r = begin; r < end; ++r) {
-      const int64_t base = (r / inner) * inner * len + r % inner;
-      const int64_t out_base = (r / inner) * inner * width + r % inner;
-      for (int64_t i = 0; i < len; ++i) row[static_cast<size_t>(i)] = {static_cast<C>(x[base + i * inner]), i};
+      const T* xr = x + in_base(r);
+      int64_t* orow = o + out_base(r);
+      for (int64_t i = 0; i < len; ++i) row[static_cast<size_t>(i)] = {static_cast<C>(xr[i * inner]), i};
       if (one) {
         const int64_t rank = selected_rank<C>(select, k, len, [&](int64_t i) { return row[static_cast<size_t>(i)].first; });
         std::nth_element(row.begin(), row.begin() + rank, row.end(), order);
-        o[out_base] = row[static_cast<size_t>(rank)].second;
+        orow[0] = row[static_cast<size_t>(rank)].second;
         continue;
       }
       if (k < len)
         std::partial_sort(row.begin(), row.begin() + k, row.end(), order);
       else
         std::sort(row.begin(), row.end(), order);
-      for (int64_t i = 0; i < k; ++i) o[out_base + i * inner] = row[static_cast<size_t>(i)].second;
+      for (int64_t i = 0; i < k; ++i) orow[i * inner] = row[static_cast<size_t>(i)].second;
     }
   });
 }
