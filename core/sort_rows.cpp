@@ -5,8 +5,8 @@
 // fewer go into one uint64 key (the value's order-preserving bits above the
 // position), so the sort compares integers: 1.3x faster than pairs here;
 // a few positions of a long row (topk) keep a heap of k keys instead of
-// keying the row (first_keys: `topk(5, 1)` of [1024, 1000] 6.2 -> 1.8 ms,
-// `topk(10)` of 2^22 138 -> 2.5 ms, which also faulted in a fresh 32 MiB of
+// keying the row (first_keys: `topk(5, 1)` of [1024, 1000] 2.2 -> 1.4 ms,
+// `topk(10)` of 2^22 94 -> 0.93 ms, which also faulted in a fresh 32 MiB of
 // keys every call: the row's keys now come from the buffer pool).
 #include "core/sort_rows.h"
 
