@@ -547,7 +547,7 @@ Lowered Lowerer::lower_group(const std::vector<const Node*>& group) {
     std::vector<const Node*> readers;
     for (const Node* o : outs) readers.push_back(merged ? merged : o);
     std::vector<Stmt>* body = dims.empty() ? single(top)
-                              : td >= 0    ? open_tiles(out, td, idx, top)
+                              : td >= 0    ? open_tiles(out, td, readers, idx, top)
                                            : open_flat_loops(out, readers, idx, top);
     for (size_t j = 0; j < outs.size(); ++j) {
       const Node* o = merged ? merged : outs[j];

@@ -14,7 +14,9 @@
 // a general reshape, a broadcast along part of the run) would divide per
 // element, and the run is merged only where reads_flat proves that none
 // does: elementwise ops, broadcasts along all or none of the run, size-1
-// reshapes, stored values and index-free sources.
+// reshapes, stored values and index-free sources, and strided reads of a
+// stored value whose strides are row-major within the run (a slice, a
+// permutation that keeps the run's dims together).
 #include <algorithm>
 #include <set>
 
@@ -44,7 +46,21 @@ bool map_run(const Node* n, const std::vector<int64_t>& run, bool stored, std::v
     return none || broadcast == 0;
   }
   std::vector<int64_t> nd, xd;
-  if (!unit_dims_reshape(n, nd, xd)) return false;
+  if (!unit_dims_reshape(n, nd, xd)) {
+    if (stored)  // a strided read (Lowerer::view's general case)
+      return !strided_slice(n, x) && run_row_major(n, run);
+    // a permutation of an inline x that keeps the run's dims together, in
+    // order (NCHW -> NHWC's H and W)
+    std::vector<int64_t> from;
+    if (!permuted_dims(n, from)) return false;
+    for (int64_t d : run) {
+      if (!xrun.empty())
+        for (int64_t k = xrun.back() + 1; k != from[d]; ++k)
+          if (k > from[d] || x->shape[k] != 1) return false;
+      xrun.push_back(from[d]);
+    }
+    return true;
+  }
   for (int64_t d : run) {
     const size_t k = static_cast<size_t>(std::find(nd.begin(), nd.end(), d) - nd.begin());
     if (k == nd.size()) return false;  // (run dims have size > 1)

@@ -21,15 +21,42 @@ namespace kiln::jit::lowering {
 // Loops over n's shape with dims td and last tiled: the other dims (in
 // order, the first parallel), then the tiles of td and last, then the
 // positions inside a tile (the last dim innermost, so the output is still
-// written contiguously). The tile's loop variables and extents are kept
-// (tile_) for the reads that load() stages. A tile spans 64 positions of td
-// and 512 bytes of output along the last dim (128 elements at most): a
-// source row's run, an output row's run and the local (at most 64 KiB)
-// balanced for the memory system (on the 2-core Zen 5 VM, 1 thread,
-// against square tiles of 32, 64 and 128: float32 [4096, 4096] transposed
-// 0.7x the time of 64 x 64 tiles, float64 square 64 best).
-std::vector<Stmt>* Lowerer::open_tiles(const Node* n, int64_t td, Idx& idx, std::vector<Stmt>& top) {
+// written contiguously). Dims before td that every reader reads as one
+// block with it (H and W of NCHW -> NHWC: lower_merge.cpp) merge into td's
+// loop, so that the tiles cover an image's H * W positions whole, not 56 of
+// each 64 along W; so do the last dims (NHWC -> NCHW's H and W). The tile's loop variables and extents are kept (tile_)
+// for the reads that load() stages. A tile spans 64 positions of td and
+// 512 bytes of output along the last dim (128 elements at most): a source
+// row's run, an output row's run and the local (at most 64 KiB) balanced
+// for the memory system (on the 2-core Zen 5 VM, 1 thread, against square
+// tiles of 32, 64 and 128: float32 [4096, 4096] transposed 0.7x the time
+// of 64 x 64 tiles, float64 square 64 best).
+std::vector<Stmt>* Lowerer::open_tiles(const Node* n, int64_t td, const std::vector<const Node*>& readers, Idx& idx,
+                                       std::vector<Stmt>& top) {
   const int64_t last = n->rank() - 1;
+  // the run of dims merged with `end` (from the first dim `from` on: dims
+  // every reader reads as one block; at least {end})
+  auto run_to = [&](int64_t from, int64_t end) {
+    std::vector<int64_t> run;
+    for (int64_t k = from; k < end && run.empty(); ++k) {
+      std::vector<int64_t> dims;
+      for (int64_t d = k; d <= end; ++d) dims.push_back(d);
+      run = flat_run(n->shape, dims, readers);  // (end has size > 1: it ends the run)
+    }
+    if (run.empty()) run = {end};
+    return run;
+  };
+  const std::vector<int64_t> run_a = run_to(0, td), run_b = run_to(td + 1, last);
+  std::vector<ValueId> sizes(static_cast<size_t>(n->rank()), -1);
+  int64_t count_a = 1, count_b = 1;
+  for (int64_t d : run_a) {
+    sizes[static_cast<size_t>(d)] = size_of(n, d);
+    count_a *= n->shape[d];
+  }
+  for (int64_t d : run_b) {
+    sizes[static_cast<size_t>(d)] = size_of(n, d);
+    count_b *= n->shape[d];
+  }
   std::vector<Stmt>* cur = &top;
   bool first = true;
   auto open = [&](ValueId extent, int64_t static_extent) {
@@ -37,25 +64,28 @@ std::vector<Stmt>* Lowerer::open_tiles(const Node* n, int64_t td, Idx& idx, std:
     first = false;
     return var;
   };
-  for (int64_t d = 0; d < last; ++d)
-    if (d != td) idx[d] = open(size_of(n, d), n->shape[d]);
+  auto inside = [](const std::vector<int64_t>& run, int64_t d) { return d >= run.front() && d <= run.back(); };
+  for (int64_t d = 0; d <= last; ++d)
+    if (n->shape[d] == 1) idx[d] = iconst(0);  // (no loop: one image's tiles run in parallel)
+    else if (!inside(run_a, d) && !inside(run_b, d)) idx[d] = open(size_of(n, d), n->shape[d]);
   tile_ = {};
   tile_.side_a = kTileTd;
   tile_.side_b = std::min<int64_t>(kTileLastMax, kTileLastBytes / static_cast<int64_t>(element_size(n->dtype)));
-  auto tiles = [&](int64_t d, int64_t T) { return idiv(iadd(size_of(n, d), iconst(T - 1)), iconst(T)); };
-  auto rest = [&](int64_t d, ValueId base, int64_t T) {
-    return op2(VOp::Min, DType::Int64, iconst(T), op2(VOp::Sub, DType::Int64, size_of(n, d), base));
-  };
   const int64_t A = tile_.side_a, B = tile_.side_b;
-  const ValueId base_d = imul(open(tiles(td, A), (n->shape[td] + A - 1) / A), iconst(A));
-  const ValueId base_l = imul(open(tiles(last, B), (n->shape[last] + B - 1) / B), iconst(B));
+  const ValueId extent_a = run_extent(run_a, sizes), extent_b = run_extent(run_b, sizes);
+  auto tiles = [&](ValueId extent, int64_t T) { return idiv(iadd(extent, iconst(T - 1)), iconst(T)); };
+  auto rest = [&](ValueId extent, ValueId base, int64_t T) {
+    return op2(VOp::Min, DType::Int64, iconst(T), op2(VOp::Sub, DType::Int64, extent, base));
+  };
+  const ValueId base_a = imul(open(tiles(extent_a, A), (count_a + A - 1) / A), iconst(A));
+  const ValueId base_b = imul(open(tiles(extent_b, B), (count_b + B - 1) / B), iconst(B));
   tile_.list = cur;
-  tile_.a_extent = rest(td, base_d, A);
+  tile_.a_extent = rest(extent_a, base_a, A);
   tile_.a = open(tile_.a_extent, A);
-  idx[td] = iadd(base_d, tile_.a);
-  tile_.b_extent = rest(last, base_l, B);
+  split_run(iadd(base_a, tile_.a), run_a, sizes, idx);
+  tile_.b_extent = rest(extent_b, base_b, B);
   tile_.b = open(tile_.b_extent, B);
-  idx[last] = iadd(base_l, tile_.b);
+  split_run(iadd(base_b, tile_.b), run_b, sizes, idx);
   return cur;
 }
 

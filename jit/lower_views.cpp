@@ -14,11 +14,6 @@
 
 namespace kiln::jit::lowering {
 
-namespace {
-
-// Whether view n of x (of x's rank) steps by a constant step > 1 along
-// some dim of x (x[:, ::2], a pooling tap): slice_of reads it with
-// constant steps and phases.
 bool strided_slice(const Node* n, const Node* x) {
   if (x->rank() != n->rank()) return false;
   const Shape xs = contiguous_strides(x->shape);
@@ -29,7 +24,12 @@ bool strided_slice(const Node* n, const Node* x) {
   return false;
 }
 
-}  // namespace
+bool run_row_major(const Node* n, const std::vector<int64_t>& run) {
+  const auto& a = n->attrs.ints;
+  for (size_t j = 0; j + 1 < run.size(); ++j)
+    if (a[1 + run[j]] != n->shape[run[j + 1]] * a[1 + run[j + 1]]) return false;
+  return true;
+}
 
 int64_t broadcast_lead(const Node* n) {
   const Node* x = n->inputs[0].get();
@@ -102,19 +102,34 @@ ValueId Lowerer::view(const Node* n, const Idx& idx) {
   // position in n's own layout (its sizes, so that a merged run of n's
   // dims folds back: lower_merge.cpp).
   if (stored(x) && row_major_view(n)) return load(x, iadd(view_offset(n), ravel(n, idx)));
-  // General: the flat position in x's row-major layout.
-  ValueId flat = view_offset(n);
-  for (int64_t d = 0; d < rank; ++d) {
-    int64_t st = a[1 + d];
-    // the last dim's step within x's last dim (x[:, ::2], a window's
-    // stride) is a constant of the kernel (kConstantStepMax); a larger
-    // stride there is a size's (a transpose's), a param. A stride of 1 is
-    // a constant on any dim: a transposed tile stages the reads that step
-    // by exactly 1 along its dim (lower_tiles.cpp).
+  // General: the flat position in x's row-major layout. Dims of a merged
+  // run (lower_merge.cpp) whose strides are row-major within the run read
+  // at the merged variable: (q / P) * P * s + (q % P) * s is q * s. The
+  // last dim's step within x's last dim (x[:, ::2], a window's
+  // stride) is a constant of the kernel (kConstantStepMax); a larger
+  // stride there is a size's (a transpose's), a param. A stride of 1 is a
+  // constant on any dim: a transposed tile stages the reads that step by
+  // exactly 1 along its dim (lower_tiles.cpp).
+  auto stride = [&](int64_t d) {
+    const int64_t st = a[1 + d];
     const bool step = d == rank - 1 && st <= kConstantStepMax && xr > 0 && st < x->shape.back();
-    ValueId sv = st == 0 ? iconst(0) : st == 1 || step ? iconst(st) : param(n, kViewStride, d, st);
-    flat = iadd(flat, imul(idx[d], sv));
+    return st == 0 ? iconst(0) : st == 1 || step ? iconst(st) : param(n, kViewStride, d, st);
+  };
+  ValueId flat = view_offset(n);
+  ValueId term = -1;  // the pending term: term * the stride of dim term_d
+  int64_t term_d = -1;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (is_int(idx[d], 0)) continue;  // (a size-1 dim)
+    const ValueId q = term < 0 ? -1 : run_quotient(term, idx[d]);
+    if (q >= 0 && a[1 + term_d] == int_value(val(idx[d]).args[1]) * a[1 + d]) {
+      term = q;
+    } else {
+      if (term >= 0) flat = iadd(flat, imul(term, stride(term_d)));
+      term = idx[d];
+    }
+    term_d = d;
   }
+  if (term >= 0) flat = iadd(flat, imul(term, stride(term_d)));
   if (stored(x)) return load(x, flat);
   return value(x, unravel(x, flat));
 }
@@ -156,29 +171,35 @@ bool Lowerer::slice_of(const Node* n, const Node* x, const Idx& idx, Idx& xi) {
   return true;
 }
 
-// Whether view n of x is a permutation of x's dims (x.t(), x.permute(...)
-// of a value computed inline; dims of one element may come and go); if so
-// xi gets x's index, each of x's dims read at one of n's loop variables.
-bool Lowerer::permutation_of(const Node* n, const Node* x, const Idx& idx, Idx& xi) {
+bool permuted_dims(const Node* n, std::vector<int64_t>& from) {
+  const Node* x = n->inputs[0].get();
   const auto& a = n->attrs.ints;
   if (a[0] != 0 || n->numel() != x->numel() || n->numel() == 0) return false;
   const Shape xs = contiguous_strides(x->shape);
   const int64_t xr = x->rank();
-  Idx out(static_cast<size_t>(xr), -1);
+  std::vector<bool> taken(static_cast<size_t>(xr), false);
+  from.assign(static_cast<size_t>(n->rank()), -1);
   for (int64_t d = 0; d < n->rank(); ++d) {
     if (n->shape[d] == 1) continue;
-    int64_t from = -1;
-    for (int64_t k = 0; k < xr && from < 0; ++k)
-      if (out[k] < 0 && x->shape[k] == n->shape[d] && xs[k] == a[1 + d]) from = k;
-    if (from < 0) return false;
-    out[from] = idx[d];
+    for (int64_t k = 0; k < xr && from[d] < 0; ++k)
+      if (!taken[k] && x->shape[k] == n->shape[d] && xs[k] == a[1 + d]) from[d] = k;
+    if (from[d] < 0) return false;
+    taken[from[d]] = true;
   }
   for (int64_t k = 0; k < xr; ++k)
-    if (out[k] < 0) {
-      if (x->shape[k] != 1) return false;
-      out[k] = iconst(0);
-    }
-  xi = std::move(out);
+    if (!taken[k] && x->shape[k] != 1) return false;
+  return true;
+}
+
+// Whether view n of x is a permutation of x's dims (x.t(), x.permute(...)
+// of a value computed inline; dims of one element may come and go); if so
+// xi gets x's index, each of x's dims read at one of n's loop variables.
+bool Lowerer::permutation_of(const Node* n, const Node* x, const Idx& idx, Idx& xi) {
+  std::vector<int64_t> from;
+  if (!permuted_dims(n, from)) return false;
+  xi.assign(static_cast<size_t>(x->rank()), iconst(0));
+  for (int64_t d = 0; d < n->rank(); ++d)
+    if (from[d] >= 0) xi[from[d]] = idx[d];
   return true;
 }
 

@@ -69,6 +69,17 @@ bool row_major_view(const Node* n);
 // a reshape that only adds or drops size-1 dims: n's dims of size > 1 (nd)
 // are x's (xd), in order.
 bool unit_dims_reshape(const Node* n, std::vector<int64_t>& nd, std::vector<int64_t>& xd);
+// Whether view n of x (of x's rank) steps by a constant step > 1 along
+// some dim of x (x[:, ::2], a pooling tap): slice_of reads it with
+// constant steps and phases.
+bool strided_slice(const Node* n, const Node* x);
+// a permutation of x's dims (offset 0; dims of one element may come and
+// go): n's dim d is x's dim from[d] (-1 where n has size 1).
+bool permuted_dims(const Node* n, std::vector<int64_t>& from);
+// Whether n's strides along the dims `run` (of size > 1, in order) are
+// row-major within the run: the general strided read folds a merged run
+// (x[:, 2:50], a permutation keeping H and W adjacent).
+bool run_row_major(const Node* n, const std::vector<int64_t>& run);
 
 enum ParamTag : int { kSize, kStride, kViewStride, kViewOffset, kSliceStart, kSliceStep, kCatOffset, kData };
 
@@ -234,6 +245,16 @@ class Lowerer {
     const ValueId a = val(flat).args[0];
     return iadd(imul(a, s), q);
   }
+  // q if m is q % P of a merged run and v is q / P; else -1.
+  ValueId run_quotient(ValueId v, ValueId m) {
+    if (!run_mods_.count(m)) return -1;
+    const ValueId q = val(m).args[0], P = val(m).args[1];
+    return val(v).op == VOp::Div && val(v).args[0] == q && val(v).args[1] == P ? q : -1;
+  }
+  // The value of an integer constant or a param (a size) at this lowering.
+  int64_t int_value(ValueId v) const {
+    return val(v).op == VOp::Param ? params_[static_cast<size_t>(val(v).a)] : val(v).i;
+  }
   Idx unravel(const Node* n, ValueId flat) {
     Idx idx(n->shape.size());
     for (size_t d = n->shape.size(); d-- > 0;) {
@@ -372,7 +393,8 @@ class Lowerer {
   const Node* merged_from(const Node* n);
 
   // ---- lower_tiles.cpp: tiled transposes, their strided reads staged ----
-  std::vector<Stmt>* open_tiles(const Node* n, int64_t td, Idx& idx, std::vector<Stmt>& top);
+  std::vector<Stmt>* open_tiles(const Node* n, int64_t td, const std::vector<const Node*>& readers, Idx& idx,
+                                std::vector<Stmt>& top);
   struct Tile {
     std::vector<Stmt>* list = nullptr;  // the tile loop's body (the stages go first); null: no tile
     ValueId a = -1, b = -1;             // the variables inside a tile: td's, the last dim's

@@ -4,7 +4,9 @@
 // structure (loops counted in the kernel IR, no integer division or
 // remainder left by the merge) and the values against the reference
 // evaluator; reads that cannot see the dims as one block (a transpose, a
-// broadcast along part of them) keep one loop per dim, with equal values.
+// broadcast along part of them) keep one loop per dim, with equal values;
+// a strided view (a slice, a permutation) merges the dims whose strides
+// are row-major within it.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -172,4 +174,41 @@ TEST_CASE("merged dims: a row-major block of a buffer at an offset (narrow, sele
   other.eval();
   if (codegen::cpu_backend().available()) CHECK(stats().kernels_compiled == 0);
   kiln_test::check_jit(x.narrow(0, 0, 2).mean({2, 3}));
+}
+
+TEST_CASE("merged dims: a strided view of a buffer merges the dims whose strides are row-major within it") {
+  using namespace kiln::indexing;
+  const Tensor x = data({4, 3, 7, 9});
+  x.eval();
+  // x[:, 1:3]: strides (189, 63, 9, 1) over [4, 2, 7, 9]: C, H and W one
+  // block (63 = 7 * 9, 9 = 9 * 1), N apart (189 is not 2 * 63)
+  const Tensor c = x.index({Slice(), Slice(1, 3)});
+  CHECK(structure_of(c * 2).loops == 2);
+  CHECK_FALSE(structure_of(c * 2).divides);
+  CHECK(structure_of(c.sum({1, 2, 3})).loops == 2);  // rows over N, one loop over the rest
+  CHECK_FALSE(structure_of(c.sum({1, 2, 3})).divides);
+  // x[:, :, 2:5]: H and W one block, C apart (63 is not 3 * 9)
+  const Tensor h = x.index({Slice(), Slice(), Slice(2, 5)});
+  CHECK(structure_of(h + 1).loops == 3);
+  CHECK_FALSE(structure_of(h + 1).divides);
+  // N and C swapped, written row-major: H and W still one block
+  const Tensor p = x.permute({1, 0, 2, 3}).contiguous();
+  CHECK(structure_of(p).loops == 3);
+  CHECK_FALSE(structure_of(p).divides);
+  // a step of 2 along W keeps its loop (constant steps: LLVM's interleaved
+  // loads), as does a slice read through its own strides
+  CHECK(structure_of(x.index({Slice(), Slice(), Slice(), Slice(None, None, 2)}) * 2).loops == 4);
+  for (const Tensor& t : {c * 2, c.sum({1, 2, 3}), h + 1, p, c.mean({2, 3}), h.amax({2, 3}),
+                          x.index({Slice(), Slice(), Slice(), Slice(None, None, 2)}) * 2,
+                          x.index({Slice(1, 3), Slice(), Slice(1, 6), Slice(2, 7)}) - 1}) {
+    CHECK(structure_of(t).kernels == 1);
+    kiln_test::check_jit(t);
+  }
+  // another slice of the same sizes compiles nothing (offsets and strides are params)
+  (h + 1).eval();
+  reset_stats();
+  const Tensor other = x.index({Slice(), Slice(), Slice(3, 6)}) + 1;
+  other.eval();
+  if (codegen::cpu_backend().available()) CHECK(stats().kernels_compiled == 0);
+  kiln_test::check_jit(x.index({Slice(), Slice(), Slice(3, 6)}) + 1);
 }

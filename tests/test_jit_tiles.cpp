@@ -148,11 +148,63 @@ TEST_CASE("jit tiles: permutations, slices at offsets and broadcasts read throug
   check_jit(where(x.t() > y, x.t() * 0.5, y - x.t()));
 }
 
+namespace {
+
+bool has_op(const jit::Kernel& k, jit::VOp op) {
+  for (const jit::Value& v : k.values)
+    if (v.op == op) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("jit tiles: an image's H and W are one tiled dim (NCHW <-> NHWC)") {
+  // NCHW -> NHWC of [2, 24, 9, 40]: the view steps by 40 along H and by 1
+  // along W (row-major within the two: 40 = W * 1), so H and W merge into
+  // the tile's dim: loops over N, the tiles of H * W and of C, then inside
+  // a tile (6 loops unmerged: N, H, the tiles, a tile)
+  Tensor n = data({2, 24, 9, 40}), nh = data({2, 9, 40, 24});
+  const jit::Kernel to_nhwc = kernel_of(n.permute({0, 2, 3, 1}).contiguous());
+  CHECK(to_nhwc.num_loops == 5);
+  CHECK(stages(to_nhwc).count == 1);
+  CHECK_FALSE(has_op(to_nhwc, jit::VOp::Mod));  // H and W never split: every index folds
+  // computed inline (relu), a read through the permutation of the value
+  CHECK(kernel_of(n.relu().permute({0, 2, 3, 1}).contiguous()).num_loops == 5);
+  // NHWC -> NCHW: the output's last dims H and W merge into the tile's
+  // other side (the source's stride C along both)
+  const jit::Kernel to_nchw = kernel_of(nh.permute({0, 3, 1, 2}).contiguous());
+  CHECK(to_nchw.num_loops == 5);
+  CHECK(stages(to_nchw).count == 1);
+  CHECK_FALSE(has_op(to_nchw, jit::VOp::Mod));
+  // W, H swapped: no block of both, no merge
+  CHECK(kernel_of(n.permute({0, 3, 2, 1}).contiguous()).num_loops == 6);
+  // one image: no loop over N; the tiles' loop is the parallel one
+  const jit::Kernel one = kernel_of(data({1, 24, 9, 40}).permute({0, 2, 3, 1}).contiguous());
+  CHECK(one.num_loops == 4);
+  REQUIRE(one.body.size() == 1);
+  CHECK(one.body[0].parallel);
+  // values bit for bit, H * W around the tile's 64 positions, N of 1
+  for (const Shape& s : {Shape{2, 24, 9, 40}, Shape{3, 5, 7, 9}, Shape{1, 70, 8, 8}, Shape{2, 3, 13, 5},
+                         Shape{2, 130, 1, 65}, Shape{1, 2, 64, 1}}) {
+    CAPTURE(s);
+    Tensor x = data(s);
+    check_jit(x.permute({0, 2, 3, 1}).contiguous());
+    check_jit(x.relu().permute({0, 2, 3, 1}) * 2);
+    check_jit(x.permute({0, 2, 3, 1}).permute({0, 3, 1, 2}) + x);
+    check_jit(x.permute({0, 3, 2, 1}).contiguous());
+    Tensor y = data({s[0], s[2], s[3], s[1]});
+    check_jit(y.permute({0, 3, 1, 2}).contiguous());
+    check_jit(y.permute({0, 3, 1, 2}) - x);
+    check_jit(y.permute({0, 3, 1, 2}).index({Slice(), Slice(), Slice(1, None)}).contiguous());
+  }
+}
+
 TEST_CASE("jit tiles: each call stages into its own local (several threads)") {
   const int before = get_num_threads();
   set_num_threads(2);
   Tensor x = data({700, 900});
   check_jit(x.t().contiguous());
   check_jit(x.t() + data({900, 700}));
+  check_jit(data({1, 96, 30, 40}).permute({0, 2, 3, 1}).contiguous());  // one image: its tiles split
   set_num_threads(before);
 }
