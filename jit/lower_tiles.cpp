@@ -24,13 +24,17 @@ namespace kiln::jit::lowering {
 // written contiguously). Dims before td that every reader reads as one
 // block with it (H and W of NCHW -> NHWC: lower_merge.cpp) merge into td's
 // loop, so that the tiles cover an image's H * W positions whole, not 56 of
-// each 64 along W; so do the last dims (NHWC -> NCHW's H and W). The tile's loop variables and extents are kept (tile_)
-// for the reads that load() stages. A tile spans 64 positions of td and
-// 512 bytes of output along the last dim (128 elements at most): a source
-// row's run, an output row's run and the local (at most 64 KiB) balanced
-// for the memory system (on the 2-core Zen 5 VM, 1 thread, against square
-// tiles of 32, 64 and 128: float32 [4096, 4096] transposed 0.7x the time
-// of 64 x 64 tiles, float64 square 64 best).
+// each 64 along W; so do the last dims (NHWC -> NCHW's H and W). The
+// tile's loop variables and extents are kept (tile_) for the reads that
+// load() stages. A tile spans 64 positions of td and 512 bytes of output
+// along the last dim (128 elements at most): a source row's run, an output
+// row's run and the local (at most 64 KiB) balanced for the memory system
+// (on the 2-core Zen 5 VM, 1 thread, against square tiles of 32, 64 and
+// 128: float32 [4096, 4096] transposed 0.7x the time of 64 x 64 tiles,
+// float64 square 64 best). A side of at most kTileNarrowLast elements (an
+// image's RGB channels) is not tiled: a tile of 3 columns staged its rows
+// and copied them 3 elements at a time, 3x the loops below (NCHW -> NHWC of
+// [8, 3, 224, 224]: 1.5 ms, PyTorch 0.52; now 0.59).
 std::vector<Stmt>* Lowerer::open_tiles(const Node* n, int64_t td, const std::vector<const Node*>& readers, Idx& idx,
                                        std::vector<Stmt>& top) {
   const int64_t last = n->rank() - 1;
@@ -48,15 +52,15 @@ std::vector<Stmt>* Lowerer::open_tiles(const Node* n, int64_t td, const std::vec
   };
   const std::vector<int64_t> run_a = run_to(0, td), run_b = run_to(td + 1, last);
   std::vector<ValueId> sizes(static_cast<size_t>(n->rank()), -1);
-  int64_t count_a = 1, count_b = 1;
-  for (int64_t d : run_a) {
-    sizes[static_cast<size_t>(d)] = size_of(n, d);
-    count_a *= n->shape[d];
-  }
-  for (int64_t d : run_b) {
-    sizes[static_cast<size_t>(d)] = size_of(n, d);
-    count_b *= n->shape[d];
-  }
+  auto count = [&](const std::vector<int64_t>& run) {
+    int64_t c = 1;
+    for (int64_t d : run) {
+      sizes[static_cast<size_t>(d)] = size_of(n, d);
+      c *= n->shape[d];
+    }
+    return c;
+  };
+  const int64_t count_a = count(run_a), count_b = count(run_b);
   std::vector<Stmt>* cur = &top;
   bool first = true;
   auto open = [&](ValueId extent, int64_t static_extent) {
@@ -69,14 +73,26 @@ std::vector<Stmt>* Lowerer::open_tiles(const Node* n, int64_t td, const std::vec
     if (n->shape[d] == 1) idx[d] = iconst(0);  // (no loop: one image's tiles run in parallel)
     else if (!inside(run_a, d) && !inside(run_b, d)) idx[d] = open(size_of(n, d), n->shape[d]);
   tile_ = {};
-  tile_.side_a = kTileTd;
-  tile_.side_b = std::min<int64_t>(kTileLastMax, kTileLastBytes / static_cast<int64_t>(element_size(n->dtype)));
-  const int64_t A = tile_.side_a, B = tile_.side_b;
-  const ValueId extent_a = run_extent(run_a, sizes), extent_b = run_extent(run_b, sizes);
   auto tiles = [&](ValueId extent, int64_t T) { return idiv(iadd(extent, iconst(T - 1)), iconst(T)); };
   auto rest = [&](ValueId extent, ValueId base, int64_t T) {
     return op2(VOp::Min, DType::Int64, iconst(T), op2(VOp::Sub, DType::Int64, extent, base));
   };
+  const ValueId extent_a = run_extent(run_a, sizes), extent_b = run_extent(run_b, sizes);
+  if (count_a <= kTileNarrowLast) {  // few source rows: the output's order (reads at a stride)
+    split_run(open(extent_a, count_a), run_a, sizes, idx);
+    split_run(open(extent_b, count_b), run_b, sizes, idx);
+    return cur;
+  }
+  if (count_b <= kTileNarrowLast) {  // few output columns: blocks of td read contiguously, written at a stride
+    const int64_t A = kTileNarrowTd;
+    const ValueId base_a = imul(open(tiles(extent_a, A), (count_a + A - 1) / A), iconst(A));
+    split_run(open(extent_b, count_b), run_b, sizes, idx);
+    split_run(iadd(base_a, open(rest(extent_a, base_a, A), A)), run_a, sizes, idx);
+    return cur;
+  }
+  tile_.side_a = kTileTd;
+  tile_.side_b = std::min<int64_t>(kTileLastMax, kTileLastBytes / static_cast<int64_t>(element_size(n->dtype)));
+  const int64_t A = tile_.side_a, B = tile_.side_b;
   const ValueId base_a = imul(open(tiles(extent_a, A), (count_a + A - 1) / A), iconst(A));
   const ValueId base_b = imul(open(tiles(extent_b, B), (count_b + B - 1) / B), iconst(B));
   tile_.list = cur;
@@ -183,6 +199,7 @@ ValueId Lowerer::staged_load(int32_t slot, DType dt, ValueId flat) {
 // Gives the locals their slots, after every argument buffer (kernel_ir.h),
 // and puts their Stage statements first in the tile's loop body.
 void Lowerer::place_stages() {
+  if (!tile_.list) return;  // (narrow tiles: no stages)
   std::vector<int32_t> slots;
   for (size_t j = 0; j < tile_.stages.size(); ++j) {
     slots.push_back(static_cast<int32_t>(k_.buffers.size()));

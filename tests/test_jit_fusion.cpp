@@ -234,10 +234,15 @@ TEST_CASE("jit fusion: a transposed read runs in square tiles") {
   // (40, 2) are row-major within the view (lower_merge.cpp)
   CHECK(ir(x.index({Slice(), Slice(None, None, 2)}) + 1).num_loops == 1);
   check_values(x.index({Slice(), Slice(None, None, 2)}) + 1);
-  // rank 3, x read contiguously along dim 0 of the output: dim 1, then
-  // tiles of dims 0 and 2, then the positions inside a tile
-  Tensor p = data({7, 6, 33}).permute({2, 1, 0}), q = data({33, 6, 7});
+  // rank 3, one operand read contiguously along a dim the output's rows
+  // step across: dim 1, then tiles of the two, then the positions inside a
+  // tile; where that dim has at most 8 elements (kTileNarrowLast), loops
+  // in the output's own order
+  Tensor p = data({10, 6, 33}).permute({2, 1, 0}), q = data({33, 6, 10});
   CHECK(ir(p + q).num_loops == 5);
+  Tensor p7 = data({7, 6, 33}).permute({2, 1, 0}), q7 = data({33, 6, 7});
+  CHECK(ir(p7 + q7).num_loops == 3);
+  check_values(p7 + q7);
   // every shape of the structure, incl. ragged edge tiles, the same kernel
   CHECK(ir(data({33, 65}).t() + data({65, 33})).key() == ir(x.t() + y).key());
   check_values(x.t() + y);

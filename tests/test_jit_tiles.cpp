@@ -199,6 +199,37 @@ TEST_CASE("jit tiles: an image's H and W are one tiled dim (NCHW <-> NHWC)") {
   }
 }
 
+TEST_CASE("jit tiles: a narrow side (an image's RGB channels) is not tiled") {
+  // NCHW -> NHWC of 3 channels: blocks of 256 positions of H * W, the
+  // channel's loop outside the block's (the source read contiguously, the
+  // output at a stride of 3): N, the blocks, C, a block; nothing staged
+  Tensor rgb = data({2, 3, 20, 30});
+  const jit::Kernel k = kernel_of(rgb.permute({0, 2, 3, 1}).contiguous());
+  CHECK(k.num_loops == 4);
+  CHECK(stages(k).count == 0);
+  CHECK(locals(k) == 0);
+  CHECK_FALSE(has_op(k, jit::VOp::Mod));
+  // NHWC -> NCHW of 3 channels: the output's own order (N, C, H * W)
+  const jit::Kernel back = kernel_of(data({2, 20, 30, 3}).permute({0, 3, 1, 2}).contiguous());
+  CHECK(back.num_loops == 3);
+  CHECK(stages(back).count == 0);
+  // 9 channels (above kTileNarrowLast): tiles again
+  CHECK(stages(kernel_of(data({2, 9, 20, 30}).permute({0, 2, 3, 1}).contiguous())).count == 1);
+  for (int64_t c : {1, 2, 3, 4, 7, 8, 9})
+    for (const Shape& hw : {Shape{20, 30}, Shape{16, 16}, Shape{17, 15}, Shape{1, 300}}) {
+      CAPTURE(c);
+      CAPTURE(hw);
+      Tensor x = data({2, c, hw[0], hw[1]}), y = data({2, hw[0], hw[1], c});
+      check_jit(x.permute({0, 2, 3, 1}).contiguous());
+      check_jit(y.permute({0, 3, 1, 2}).contiguous());
+      check_jit(x.permute({0, 2, 3, 1}) + y);
+      check_jit(x.transpose(2, 3).contiguous() * 2);
+    }
+  check_jit(data({300, 3}).t().contiguous());
+  check_jit(data({3, 300}).t().contiguous());
+  check_jit(data({1, 3, 40, 40}).to(DType::Float64).permute({0, 2, 3, 1}).contiguous());
+}
+
 TEST_CASE("jit tiles: each call stages into its own local (several threads)") {
   const int before = get_num_threads();
   set_num_threads(2);
@@ -206,5 +237,6 @@ TEST_CASE("jit tiles: each call stages into its own local (several threads)") {
   check_jit(x.t().contiguous());
   check_jit(x.t() + data({900, 700}));
   check_jit(data({1, 96, 30, 40}).permute({0, 2, 3, 1}).contiguous());  // one image: its tiles split
+  check_jit(data({1, 3, 300, 40}).permute({0, 2, 3, 1}).contiguous());  // narrow: its blocks split
   set_num_threads(before);
 }
