@@ -92,7 +92,7 @@ void key_stmts(std::ostringstream& os, const std::vector<Stmt>& body) {
   for (const Stmt& s : body) {
     os << 'S' << static_cast<int>(s.kind) << ',' << s.loop << ',' << s.extent << ','
        << s.parallel << ',' << s.buffer << ',' << s.index << ',' << s.value << ',' << s.acc << ',' << s.lane
-       << ',' << s.source << ',' << s.cols;
+       << ',' << s.source << ',' << s.cols << ',' << s.span;
     if (!s.body.empty()) {
       os << '{';
       key_stmts(os, s.body);
@@ -160,7 +160,7 @@ void text_stmts(std::ostringstream& os, const Kernel& k, const std::vector<Stmt>
         break;
       case StmtKind::Stage:
         os << pad << "buf" << s.buffer << " = stage transposed buf" << s.source << "[v" << s.index << " + r * v"
-           << s.value << " + c] for r in 0..v" << s.extent << ", c in 0..v" << s.cols << '\n';
+           << s.value << " + c] for r in 0..v" << s.extent << ", c in 0..v" << s.cols << " (of v" << s.span << ")\n";
         break;
     }
   }
@@ -172,7 +172,7 @@ namespace {
 template <class F>
 void for_stmt_values(std::vector<Stmt>& body, const F& f) {
   for (Stmt& s : body) {
-    for (ValueId* v : {&s.extent, &s.index, &s.value, &s.lane, &s.cols})
+    for (ValueId* v : {&s.extent, &s.index, &s.value, &s.lane, &s.cols, &s.span})
       if (*v >= 0) f(*v);
     for_stmt_values(s.body, f);
   }

@@ -157,8 +157,11 @@ struct Stmt {
   // source row is read contiguously, the body then reads the local along
   // its own rows; a backend may move the tile with vector shuffles (the CPU)
   // or through shared memory (a GPU).
+  // value(span): the source's element count, a hint: a backend may
+  // prefetch a tile's next rows where the source outgrows the caches.
   int32_t source = -1;
   ValueId cols = -1;
+  ValueId span = -1;
 };
 
 struct BufferArg {

@@ -187,6 +187,9 @@ ValueId Lowerer::staged_load(int32_t slot, DType dt, ValueId flat) {
     st.value = cb;
     st.extent = tile_.b_extent;
     st.cols = tile_.a_extent;
+    const Node* source = inputs_[static_cast<size_t>(slot)];
+    st.span = iconst(1);
+    for (int64_t d = 0; d < source->rank(); ++d) st.span = imul(st.span, size_of(source, d));
     tile_.stages.push_back(st);
     tile_.dtypes.push_back(dt);
   }

@@ -19,15 +19,16 @@ using kiln::codegen::llvmcg::StageFns;
 
 // Runs fns on a tile of rows x cols at an origin of a source whose rows are
 // `step` elements apart and checks each element of the local against the
-// source.
-void check_stage(const StageFns& fns, int size_index, int64_t rows, int64_t cols) {
+// source. span: the source's element count as the kernel states it (a hint:
+// from 8 MiB on the next rows are prefetched; the values are the same).
+void check_stage(const StageFns& fns, int size_index, int64_t rows, int64_t cols, int64_t span) {
   const int64_t bytes = int64_t{1} << size_index;
   const int64_t row_length = 128, local_rows = 64;  // a float32 tile's local
   const int64_t origin = 3, step = cols + 7;
   std::vector<uint8_t> src(static_cast<size_t>((origin + rows * step + cols) * bytes));
   for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint8_t>(i * 131 + i / 251);
   std::vector<uint8_t> dst(static_cast<size_t>(local_rows * row_length * bytes), 0xAB);
-  fns.by_size[size_index](dst.data(), src.data(), origin, step, rows, cols, row_length);
+  fns.by_size[size_index](dst.data(), src.data(), origin, step, rows, cols, row_length, span);
   int64_t bad = 0;
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < cols; ++c)
@@ -39,12 +40,14 @@ void check_stage(const StageFns& fns, int size_index, int64_t rows, int64_t cols
 void check_all(const StageFns& fns) {
   for (int size_index = 0; size_index < 4; ++size_index)
     for (int64_t rows : {1, 7, 8, 16, 17, 40, 128})
-      for (int64_t cols : {1, 5, 8, 15, 16, 33, 64}) {
-        CAPTURE(size_index);
-        CAPTURE(rows);
-        CAPTURE(cols);
-        check_stage(fns, size_index, rows, cols);
-      }
+      for (int64_t cols : {1, 5, 8, 15, 16, 33, 64})
+        for (int64_t span : {int64_t{1000}, int64_t{1} << 40}) {
+          CAPTURE(size_index);
+          CAPTURE(rows);
+          CAPTURE(cols);
+          CAPTURE(span);
+          check_stage(fns, size_index, rows, cols, span);
+        }
 }
 
 }  // namespace

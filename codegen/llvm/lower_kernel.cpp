@@ -681,10 +681,10 @@ class Lowering {
     auto& b = e_.b;
     llvm::Type* ptr = b.getPtrTy();
     llvm::Type* i64 = e_.i64();
-    auto* fty = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, i64, i64, i64, i64, i64}, false);
+    auto* fty = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, i64, i64, i64, i64, i64, i64}, false);
     const int64_t bytes = static_cast<int64_t>(element_size(local.dtype));
     llvm::FunctionCallee fn = e_.mod.getOrInsertFunction(stage_symbol(bytes), fty);
-    if (auto* f = llvm::dyn_cast<llvm::Function>(fn.getCallee()); f && f->arg_size() == 7) {
+    if (auto* f = llvm::dyn_cast<llvm::Function>(fn.getCallee()); f && f->arg_size() == 8) {
       f->setDoesNotThrow();
       f->setMemoryEffects(llvm::MemoryEffects::argMemOnly());
       for (unsigned i = 0; i < 2; ++i) f->addParamAttr(i, llvm::Attribute::NoCapture);
@@ -692,7 +692,7 @@ class Lowering {
       f->addParamAttr(1, llvm::Attribute::ReadOnly);
     }
     b.CreateCall(fn, {bufs_[s.buffer], bufs_[s.source], value(s.index), value(s.value), value(s.extent),
-                      value(s.cols), e_.c64(local.local_cols)});
+                      value(s.cols), e_.c64(local.local_cols), value(s.span)});
   }
 
   void loop(const Stmt& s) {

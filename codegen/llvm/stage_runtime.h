@@ -13,9 +13,10 @@
 namespace kiln::codegen::llvmcg {
 
 // dst[c * row_length + r] = src[origin + r * step + c] for r < rows, c < cols
-// (elements of one size; row_length and the local's rows multiples of 16).
+// (elements of one size; row_length and the local's rows multiples of 16);
+// span: the source's element count (stage_block.h: when to prefetch).
 using StageFn = void (*)(void* dst, const void* src, int64_t origin, int64_t step, int64_t rows, int64_t cols,
-                         int64_t row_length);
+                         int64_t row_length, int64_t span);
 // Per element size 1, 2, 4, 8 (indices 0..3).
 struct StageFns {
   StageFn by_size[4];
