@@ -78,16 +78,23 @@ std::vector<Stmt>* Lowerer::open_tiles(const Node* n, int64_t td, const std::vec
     return op2(VOp::Min, DType::Int64, iconst(T), op2(VOp::Sub, DType::Int64, extent, base));
   };
   const ValueId extent_a = run_extent(run_a, sizes), extent_b = run_extent(run_b, sizes);
-  if (count_a <= kTileNarrowLast) {  // few source rows: the output's order (reads at a stride)
-    split_run(open(extent_a, count_a), run_a, sizes, idx);
-    split_run(open(extent_b, count_b), run_b, sizes, idx);
-    return cur;
-  }
-  if (count_b <= kTileNarrowLast) {  // few output columns: blocks of td read contiguously, written at a stride
-    const int64_t A = kTileNarrowTd;
-    const ValueId base_a = imul(open(tiles(extent_a, A), (count_a + A - 1) / A), iconst(A));
-    split_run(open(extent_b, count_b), run_b, sizes, idx);
-    split_run(iadd(base_a, open(rest(extent_a, base_a, A), A)), run_a, sizes, idx);
+  // a narrow side's sizes as constants (narrow_dims_)
+  auto constant = [&](const std::vector<int64_t>& run) {
+    narrow_dims_.assign(static_cast<size_t>(n->rank()), false);
+    for (int64_t d : run) {
+      narrow_dims_[static_cast<size_t>(d)] = true;
+      sizes[static_cast<size_t>(d)] = size_of(n, d);
+    }
+    return run_extent(run, sizes);
+  };
+  if (count_a <= kTileNarrowLast || count_b <= kTileNarrowLast) {
+    // a narrow side: its loop (constant) inside the other side's, the
+    // elements of a position one group of loads or stores
+    const bool a_narrow = count_a <= kTileNarrowLast;
+    const std::vector<int64_t>&wide = a_narrow ? run_b : run_a, &thin = a_narrow ? run_a : run_b;
+    const ValueId thin_extent = constant(thin);
+    split_run(open(run_extent(wide, sizes), a_narrow ? count_b : count_a), wide, sizes, idx);
+    split_run(open(thin_extent, a_narrow ? count_a : count_b), thin, sizes, idx);
     return cur;
   }
   tile_.side_a = kTileTd;

@@ -113,7 +113,8 @@ ValueId Lowerer::view(const Node* n, const Idx& idx) {
   auto stride = [&](int64_t d) {
     const int64_t st = a[1 + d];
     const bool step = d == rank - 1 && st <= kConstantStepMax && xr > 0 && st < x->shape.back();
-    return st == 0 ? iconst(0) : st == 1 || step ? iconst(st) : param(n, kViewStride, d, st);
+    const bool narrow = !narrow_dims_.empty() && st <= kTileNarrowLast;  // (lower_tiles.cpp)
+    return st == 0 ? iconst(0) : st == 1 || step || narrow ? iconst(st) : param(n, kViewStride, d, st);
   };
   ValueId flat = view_offset(n);
   ValueId term = -1;  // the pending term: term * the stride of dim term_d

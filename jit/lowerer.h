@@ -224,6 +224,7 @@ class Lowerer {
   ValueId size_of(const Node* n, int64_t d) {
     // A size-1 dim is structural (broadcasting depends on it), so it is a constant.
     if (n->shape[d] == 1) return iconst(1);
+    if (narrow(n, d)) return iconst(n->shape[d]);
     return param(n, kSize, d, n->shape[d]);
   }
   // Row-major flat position of idx in n's shape.
@@ -409,6 +410,15 @@ class Lowerer {
     std::vector<DType> dtypes;
     std::unordered_map<ValueId, bool> mentions;
   } tile_;
+  // A narrow side's dims (lower_tiles.cpp; of the output's rank, empty
+  // elsewhere): their sizes, and views' strides of at most kTileNarrowLast,
+  // are constants of the kernel, so LLVM unrolls the side's loop and moves
+  // the elements of a position as one group (interleaved loads or stores).
+  std::vector<bool> narrow_dims_;
+  bool narrow(const Node* n, int64_t d) const {
+    return n->rank() == static_cast<int64_t>(narrow_dims_.size()) && narrow_dims_[static_cast<size_t>(d)] &&
+           n->shape[d] <= kTileNarrowLast;
+  }
   // A local's slot until place_stages: kLocalSlot - j for the j-th.
   static constexpr int32_t kLocalSlot = -100;
   bool mentions_tile(ValueId v);

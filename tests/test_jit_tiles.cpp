@@ -199,20 +199,50 @@ TEST_CASE("jit tiles: an image's H and W are one tiled dim (NCHW <-> NHWC)") {
   }
 }
 
+namespace {
+
+// The innermost loop's extent, if it is an integer constant (else -1).
+int64_t innermost_constant(const jit::Kernel& k) {
+  const std::vector<jit::Stmt>* body = &k.body;
+  const jit::Stmt* inner = nullptr;
+  for (bool deeper = true; deeper;) {
+    deeper = false;
+    for (const jit::Stmt& s : *body)
+      if (s.kind == jit::StmtKind::Loop) {
+        inner = &s;
+        body = &s.body;
+        deeper = true;
+        break;
+      }
+  }
+  if (!inner || k.values[static_cast<size_t>(inner->extent)].op != jit::VOp::IntConst) return -1;
+  return k.values[static_cast<size_t>(inner->extent)].i;
+}
+
+}  // namespace
+
 TEST_CASE("jit tiles: a narrow side (an image's RGB channels) is not tiled") {
-  // NCHW -> NHWC of 3 channels: blocks of 256 positions of H * W, the
-  // channel's loop outside the block's (the source read contiguously, the
-  // output at a stride of 3): N, the blocks, C, a block; nothing staged
+  // NCHW -> NHWC of 3 channels: loops over N, H * W and, innermost, the 3
+  // channels, a constant of the kernel (LLVM unrolls it and moves a
+  // position's 3 values as one group: 3 contiguous loads, an interleaved
+  // store); nothing staged
   Tensor rgb = data({2, 3, 20, 30});
   const jit::Kernel k = kernel_of(rgb.permute({0, 2, 3, 1}).contiguous());
-  CHECK(k.num_loops == 4);
+  CHECK(k.num_loops == 3);
+  CHECK(innermost_constant(k) == 3);
   CHECK(stages(k).count == 0);
   CHECK(locals(k) == 0);
   CHECK_FALSE(has_op(k, jit::VOp::Mod));
-  // NHWC -> NCHW of 3 channels: the output's own order (N, C, H * W)
+  // NHWC -> NCHW of 3 channels: the same loops (the source's 3 values of a
+  // position one interleaved load, 3 contiguous stores)
   const jit::Kernel back = kernel_of(data({2, 20, 30, 3}).permute({0, 3, 1, 2}).contiguous());
   CHECK(back.num_loops == 3);
+  CHECK(innermost_constant(back) == 3);
   CHECK(stages(back).count == 0);
+  // another H and W of the same channels compile nothing; 4 channels a
+  // kernel of their own
+  CHECK(kernel_of(data({3, 3, 7, 50}).permute({0, 2, 3, 1}).contiguous()).key() == k.key());
+  CHECK(kernel_of(data({2, 4, 20, 30}).permute({0, 2, 3, 1}).contiguous()).key() != k.key());
   // 9 channels (above kTileNarrowLast): tiles again
   CHECK(stages(kernel_of(data({2, 9, 20, 30}).permute({0, 2, 3, 1}).contiguous())).count == 1);
   for (int64_t c : {1, 2, 3, 4, 7, 8, 9})
@@ -225,6 +255,16 @@ TEST_CASE("jit tiles: a narrow side (an image's RGB channels) is not tiled") {
       check_jit(x.permute({0, 2, 3, 1}) + y);
       check_jit(x.transpose(2, 3).contiguous() * 2);
     }
+  // an 8-bit image to float32 planes, scaled (a vision pipeline's first
+  // step), and the other dtypes through the unrolled groups
+  for (DType dt : {DType::UInt8, DType::Float16, DType::BFloat16, DType::Float64, DType::Int64, DType::Bool}) {
+    CAPTURE(dt);
+    Tensor img = data({2, 17, 19, 3});
+    img = (dt == DType::Bool ? img > 0 : dt == DType::UInt8 ? (img.abs() * 2).to(dt) : img.to(dt)).eval();
+    check_jit(img.permute({0, 3, 1, 2}).contiguous());
+    check_jit(img.permute({0, 3, 1, 2}).to(DType::Float32) / 255);
+    check_jit(img.permute({0, 3, 1, 2}).permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2}) * 2);
+  }
   check_jit(data({300, 3}).t().contiguous());
   check_jit(data({3, 300}).t().contiguous());
   check_jit(data({1, 3, 40, 40}).to(DType::Float64).permute({0, 2, 3, 1}).contiguous());

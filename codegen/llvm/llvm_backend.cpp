@@ -291,6 +291,17 @@ class LLVMBackend final : public Backend {
     });
   }
 
+  // Whether k has a loop of a constant trip count above 1 (a narrow side's:
+  // jit/lower_tiles.cpp; a scalar kernel's one-trip loop does not count).
+  static bool has_constant_loop(const jit::Kernel& k, const std::vector<jit::Stmt>& body) {
+    for (const jit::Stmt& s : body) {
+      if (s.kind != jit::StmtKind::Loop) continue;
+      const jit::Value& e = k.values[static_cast<size_t>(s.extent)];
+      if ((e.op == jit::VOp::IntConst && e.i > 1) || has_constant_loop(k, s.body)) return true;
+    }
+    return false;
+  }
+
   // Lowers k to a fresh module in ctx with its entry function named `symbol`,
   // verifies it and runs the kernel pipeline (pipeline.cpp: O2's passes
   // that these loops use, a third less compile time) for tm, the calling
@@ -309,7 +320,7 @@ class LLVMBackend final : public Backend {
     llvm::raw_string_ostream vos(verify_msg);
     KILN_INTERNAL_ASSERT(!llvm::verifyModule(*mod, &vos), "kernel ", k.name,
                          " lowered to invalid LLVM IR: ", vos.str());
-    llvmcg::optimize_kernel(*mod, &tm);
+    llvmcg::optimize_kernel(*mod, &tm, has_constant_loop(k, k.body));
     return mod;
   }
 

@@ -42,6 +42,7 @@
 #include <llvm/Transforms/Scalar/LoopPassManager.h>
 #include <llvm/Transforms/Scalar/LoopRotation.h>
 #include <llvm/Transforms/Scalar/LoopStrengthReduce.h>
+#include <llvm/Transforms/Scalar/LoopUnrollPass.h>
 #include <llvm/Transforms/Scalar/SROA.h>
 #include <llvm/Transforms/Scalar/SimplifyCFG.h>
 #include <llvm/Transforms/Utils/BasicBlockUtils.h>
@@ -294,7 +295,7 @@ struct UnmaskFullVectors : llvm::PassInfoMixin<UnmaskFullVectors> {
 
 }  // namespace
 
-void optimize_kernel(llvm::Module& m, llvm::TargetMachine* tm) {
+void optimize_kernel(llvm::Module& m, llvm::TargetMachine* tm, bool unroll_constant_loops) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -329,6 +330,10 @@ void optimize_kernel(llvm::Module& m, llvm::TargetMachine* tm) {
   {
     llvm::LoopPassManager lpm;
     lpm.addPass(llvm::LoopIdiomRecognizePass());
+    // a narrow side's loop of a constant trip count (jit/lower_tiles.cpp)
+    // unrolled, so the vectorizer sees one position's elements as a group
+    // of loads or stores (RGB NCHW <-> NHWC: 3.8-4.6x faster)
+    if (unroll_constant_loops) lpm.addPass(llvm::LoopFullUnrollPass(2, false, false));
     fpm.addPass(llvm::createFunctionToLoopPassAdaptor(std::move(lpm)));
   }
   fpm.addPass(llvm::InstCombinePass());

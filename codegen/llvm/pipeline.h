@@ -11,7 +11,10 @@ namespace kiln::codegen::llvmcg {
 
 // Runs the kernel pipeline on m, for tm's target (cost model of the
 // vectorizer). m holds one exported kernel and its always-inline body.
-void optimize_kernel(llvm::Module& m, llvm::TargetMachine* tm);
+// unroll_constant_loops: the kernel has loops of a constant trip count,
+// which LLVM's full unrolling then unrolls (a pass that costs every other
+// kernel 2-5% of its compile for nothing).
+void optimize_kernel(llvm::Module& m, llvm::TargetMachine* tm, bool unroll_constant_loops);
 
 // Generates m's machine code with tm into os: a relocatable object, or
 // assembly text. `hoist_invariants` false leaves out early machine LICM
