@@ -37,11 +37,10 @@ using Idx = std::vector<ValueId>;
 inline constexpr int64_t kTileTd = 64;
 inline constexpr int64_t kTileLastBytes = 512;
 inline constexpr int64_t kTileLastMax = 128;
-// A last dim of at most kTileNarrowLast elements (an image's RGB channels)
-// is not tiled: blocks of kTileNarrowTd positions of td, the last dim's
-// loop outside the block's (lower_tiles.cpp).
+// A tile's side of at most kTileNarrowLast elements (an image's RGB
+// channels) is not tiled: its loop runs innermost, its size a constant of
+// the kernel (lower_tiles.cpp).
 inline constexpr int64_t kTileNarrowLast = 8;
-inline constexpr int64_t kTileNarrowTd = 256;
 
 // A view's step along a dim (x[:, ::2], a pooling window's or a strided
 // convolution's stride) up to this is a constant of the kernel, not a
