@@ -152,15 +152,21 @@ void Lowerer::dim_loops(const Shape& full, const std::vector<int64_t>& dims, con
   }
 }
 
+std::vector<int64_t> Lowerer::run_to(const Node* n, int64_t from, int64_t end,
+                                     const std::vector<const Node*>& readers) const {
+  std::vector<int64_t> run, dims;
+  for (int64_t k = from; k < end && run.empty(); ++k) {
+    dims.clear();
+    for (int64_t d = k; d <= end; ++d) dims.push_back(d);
+    run = flat_run(n->shape, dims, readers);
+  }
+  return run;
+}
+
 std::vector<Stmt>* Lowerer::open_flat_loops(const Node* n, const std::vector<const Node*>& readers, Idx& idx,
                                             std::vector<Stmt>& top) {
   const int64_t rank = n->rank();
-  std::vector<int64_t> run, dims;
-  for (int64_t k = 0; k + 1 < rank && run.empty(); ++k) {
-    dims.clear();
-    for (int64_t d = k; d < rank; ++d) dims.push_back(d);
-    run = flat_run(n->shape, dims, readers);
-  }
+  const std::vector<int64_t> run = run_to(n, 0, rank - 1, readers);
   std::vector<Stmt>* cur = &top;
   bool parallel = true;
   for (int64_t d = 0; d < rank; ++d) {

@@ -41,29 +41,30 @@ namespace kiln::jit::lowering {
 std::vector<Stmt>* Lowerer::open_tiles(const Node* n, int64_t td, const std::vector<const Node*>& readers, Idx& idx,
                                        std::vector<Stmt>& top) {
   const int64_t last = n->rank() - 1;
-  // the run of dims merged with `end` (from the first dim `from` on: dims
-  // every reader reads as one block; at least {end})
-  auto run_to = [&](int64_t from, int64_t end) {
-    std::vector<int64_t> run;
-    for (int64_t k = from; k < end && run.empty(); ++k) {
-      std::vector<int64_t> dims;
-      for (int64_t d = k; d <= end; ++d) dims.push_back(d);
-      run = flat_run(n->shape, dims, readers);  // (end has size > 1: it ends the run)
-    }
-    if (run.empty()) run = {end};
-    return run;
+  // the tile's two sides: the dims every reader reads as one block ending
+  // at td (from dim 0 on) and at the last dim (from td + 1 on); at least
+  // that dim alone (its size > 1 ends any run found)
+  auto side = [&](int64_t from, int64_t end) {
+    std::vector<int64_t> run = run_to(n, from, end, readers);
+    return run.empty() ? std::vector<int64_t>{end} : run;
   };
-  const std::vector<int64_t> run_a = run_to(0, td), run_b = run_to(td + 1, last);
-  std::vector<ValueId> sizes(static_cast<size_t>(n->rank()), -1);
+  const std::vector<int64_t> run_a = side(0, td), run_b = side(td + 1, last);
   auto count = [&](const std::vector<int64_t>& run) {
     int64_t c = 1;
-    for (int64_t d : run) {
-      sizes[static_cast<size_t>(d)] = size_of(n, d);
-      c *= n->shape[d];
-    }
+    for (int64_t d : run) c *= n->shape[d];
     return c;
   };
   const int64_t count_a = count(run_a), count_b = count(run_b);
+  const bool a_narrow = count_a <= kTileNarrowLast, narrow = a_narrow || count_b <= kTileNarrowLast;
+  const std::vector<int64_t>& wide = a_narrow ? run_b : run_a;
+  const std::vector<int64_t>& thin = a_narrow ? run_a : run_b;
+  if (narrow) {  // its sizes constants: narrow_dims_, read by size_of
+    narrow_dims_.assign(static_cast<size_t>(n->rank()), false);
+    for (int64_t d : thin) narrow_dims_[static_cast<size_t>(d)] = true;
+  }
+  std::vector<ValueId> sizes(static_cast<size_t>(n->rank()), -1);
+  for (const std::vector<int64_t>* run : {&run_a, &run_b})
+    for (int64_t d : *run) sizes[static_cast<size_t>(d)] = size_of(n, d);
   std::vector<Stmt>* cur = &top;
   bool first = true;
   auto open = [&](ValueId extent, int64_t static_extent) {
@@ -76,20 +77,11 @@ std::vector<Stmt>* Lowerer::open_tiles(const Node* n, int64_t td, const std::vec
     if (n->shape[d] == 1) idx[d] = iconst(0);  // (no loop: one image's tiles run in parallel)
     else if (!inside(run_a, d) && !inside(run_b, d)) idx[d] = open(size_of(n, d), n->shape[d]);
   tile_ = {};
-  if (count_a <= kTileNarrowLast || count_b <= kTileNarrowLast) {
-    // a narrow side: its loop inside the other side's, its sizes constants
-    // (narrow_dims_), so a position's elements are one group of loads or
-    // stores
-    const bool a_narrow = count_a <= kTileNarrowLast;
-    const std::vector<int64_t>& wide = a_narrow ? run_b : run_a;
-    const std::vector<int64_t>& thin = a_narrow ? run_a : run_b;
-    narrow_dims_.assign(static_cast<size_t>(n->rank()), false);
-    for (int64_t d : thin) {
-      narrow_dims_[static_cast<size_t>(d)] = true;
-      sizes[static_cast<size_t>(d)] = size_of(n, d);
-    }
-    split_run(open(run_extent(wide, sizes), a_narrow ? count_b : count_a), wide, sizes, idx);
-    split_run(open(run_extent(thin, sizes), a_narrow ? count_a : count_b), thin, sizes, idx);
+  if (narrow) {
+    // a narrow side: its loop inside the other side's, so a position's
+    // elements are one group of loads or stores
+    split_run(open(run_extent(wide, sizes), count(wide)), wide, sizes, idx);
+    split_run(open(run_extent(thin, sizes), count(thin)), thin, sizes, idx);
     return cur;
   }
   auto tiles = [&](ValueId extent, int64_t T) { return idiv(iadd(extent, iconst(T - 1)), iconst(T)); };

@@ -244,9 +244,8 @@ class Lowerer {
     const bool same = P == s || (val(P).op == VOp::Param && val(s).op == VOp::Param &&
                                  params_[static_cast<size_t>(val(P).a)] == params_[static_cast<size_t>(val(s).a)]);
     if (!same) return -1;
-    auto quotient = [&](ValueId v) { return val(v).op == VOp::Div && val(v).args[0] == q && val(v).args[1] == P; };
-    if (quotient(flat)) return q;
-    if (val(flat).op != VOp::Add || !quotient(val(flat).args[1])) return -1;
+    if (run_quotient(flat, m) >= 0) return q;
+    if (val(flat).op != VOp::Add || run_quotient(val(flat).args[1], m) < 0) return -1;
     const ValueId a = val(flat).args[0];
     return iadd(imul(a, s), q);
   }
@@ -373,6 +372,10 @@ class Lowerer {
   // reads as one contiguous block; empty if none of 2 dims or more.
   std::vector<int64_t> flat_run(const Shape& full, const std::vector<int64_t>& dims,
                                 const std::vector<const Node*>& readers) const;
+  // flat_run of n's dims k..end for the first k from `from` on where it
+  // finds one: the longest run at the end of dims from..end; empty if none.
+  std::vector<int64_t> run_to(const Node* n, int64_t from, int64_t end,
+                              const std::vector<const Node*>& readers) const;
   bool reads_flat(const Node* n, const std::vector<int64_t>& run,
                   std::set<std::pair<const Node*, int64_t>>& seen) const;
   // idx over the run's dims from the merged loop's variable q.
