@@ -236,8 +236,8 @@ TEST_CASE("jit fusion: a transposed read runs in square tiles") {
   check_values(x.index({Slice(), Slice(None, None, 2)}) + 1);
   // rank 3, one operand read contiguously along a dim the output's rows
   // step across: dim 1, then tiles of the two, then the positions inside a
-  // tile; where that dim has at most 8 elements (kTileNarrowLast), loops
-  // in the output's own order
+  // tile; where that dim has at most 8 elements (kTileNarrowLast), no
+  // tiles: dim 1, the other dim, then that one innermost
   Tensor p = data({10, 6, 33}).permute({2, 1, 0}), q = data({33, 6, 10});
   CHECK(ir(p + q).num_loops == 5);
   Tensor p7 = data({7, 6, 33}).permute({2, 1, 0}), q7 = data({33, 6, 7});

@@ -277,6 +277,6 @@ TEST_CASE("jit tiles: each call stages into its own local (several threads)") {
   check_jit(x.t().contiguous());
   check_jit(x.t() + data({900, 700}));
   check_jit(data({1, 96, 30, 40}).permute({0, 2, 3, 1}).contiguous());  // one image: its tiles split
-  check_jit(data({1, 3, 300, 40}).permute({0, 2, 3, 1}).contiguous());  // narrow: its blocks split
+  check_jit(data({1, 3, 300, 40}).permute({0, 2, 3, 1}).contiguous());  // narrow: its H * W loop splits
   set_num_threads(before);
 }
