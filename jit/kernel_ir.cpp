@@ -212,7 +212,7 @@ std::string Kernel::key() const {
   os << "B";
   for (const BufferArg& b : buffers)
     os << static_cast<int>(b.dtype) << (b.output ? 'o' : 'i') << b.local_rows << 'x' << b.local_cols;
-  os << "P" << num_params << "L" << num_loops << "V";
+  os << "P" << num_params << "F" << footprint_param << "L" << num_loops << "V";
   for (const Value& v : values) {
     uint64_t fb, fb1;
     std::memcpy(&fb, &v.f, 8);
@@ -238,7 +238,8 @@ std::string Kernel::to_string() const {
        << (buffers[i].local()
                ? "[" + std::to_string(buffers[i].local_rows) + "x" + std::to_string(buffers[i].local_cols) + "]"
                : "");
-  os << "; " << num_params << " params)\n";
+  os << "; " << num_params << " params"
+     << (footprint_param >= 0 ? ", footprint p" + std::to_string(footprint_param) : std::string()) << ")\n";
   for (size_t i = 0; i < values.size(); ++i)
     os << "  v" << i << ": " << dtype_name(values[i].dtype).substr(6) << " = "
        << value_text(*this, static_cast<ValueId>(i)) << '\n';

@@ -179,6 +179,11 @@ struct Kernel {
   std::string name;              // readable, e.g. "k3_add_mul_sum"
   std::vector<BufferArg> buffers;
   int32_t num_params = 0;
+  // params[footprint_param] (-1: none): the bytes of the buffers the kernel
+  // reads and writes, a hint: a backend may write its results past the
+  // caches (streaming stores) where they outgrow them, since they would be
+  // evicted before anyone read them (the CPU's: codegen/llvm/stream_stores.h).
+  int32_t footprint_param = -1;
   int32_t num_loops = 0;
   std::vector<Value> values;
   std::vector<Accumulator> accs;

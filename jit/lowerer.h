@@ -95,6 +95,19 @@ class Lowerer {
 
   Lowered finish(ValueId /*unused*/ = -1) {
     if (!run_mods_.empty()) k_.drop_dead_values();  // the quotients ravel folded away
+    // the bytes moved (kernel_ir.h, footprint_param), a param so that
+    // crossing a cache's size compiles nothing new; only for kernels whose
+    // one pass is bound by memory: no transcendental math, no row passes
+    // (codegen/llvm/stream_stores.h: streaming stores made loops with math,
+    // and row kernels, slower)
+    if (k_.accs.empty() && iteration_cost(k_) == 1) {
+      int64_t bytes = 0;
+      for (const Node* n : inputs_) bytes += n->numel() * static_cast<int64_t>(element_size(n->dtype));
+      for (const Node* n : roots_) bytes += n->numel() * static_cast<int64_t>(element_size(n->dtype));
+      k_.footprint_param = static_cast<int32_t>(params_.size());
+      params_.push_back(bytes);
+      k_.num_params = static_cast<int32_t>(params_.size());
+    }
     Lowered r;
     r.kernel = std::move(k_);
     r.params = std::move(params_);

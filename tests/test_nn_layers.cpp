@@ -268,8 +268,11 @@ TEST_CASE("nn: layers fuse: a pooling window is one kernel, a convolution an im2
   // a 2 x 2 window's taps read x at steps of 2 from constant phases, all
   // through x's own sizes: the kernel's params are the output's 4 extents
   // and x's 3 inner sizes (one start and 4 strides more for each tap's view
-  // when they were params: 19), so the taps' loads differ by constants
-  CHECK(kiln_test::plan(max_pool2d(x, {2})).steps.back().code->ir.num_params == 7);
+  // when they were params: 19), so the taps' loads differ by constants;
+  // then the bytes it moves (its footprint: codegen/llvm/stream_stores.h)
+  const jit::Kernel& pool = kiln_test::plan(max_pool2d(x, {2})).steps.back().code->ir;
+  CHECK(pool.num_params == 8);
+  CHECK(pool.footprint_param == 7);
   // each select of the fold is chosen by one comparison, never an `or` of
   // two (x86 compiles a scalar float select on an or into a branch, which
   // random data mispredicts): no Bool where (logical_or) in the kernel

@@ -320,7 +320,7 @@ class LLVMBackend final : public Backend {
     llvm::raw_string_ostream vos(verify_msg);
     KILN_INTERNAL_ASSERT(!llvm::verifyModule(*mod, &vos), "kernel ", k.name,
                          " lowered to invalid LLVM IR: ", vos.str());
-    llvmcg::optimize_kernel(*mod, &tm, has_constant_loop(k, k.body));
+    llvmcg::optimize_kernel(*mod, &tm, has_constant_loop(k, k.body), k.footprint_param);
     return mod;
   }
 

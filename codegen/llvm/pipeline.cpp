@@ -7,7 +7,8 @@
 // the innermost loops (float32 math and the Philox generator as calls with
 // vector variants, vector_variants.cpp, whose bodies are defined and
 // inlined right after), clean up again, strength-reduce the loops that
-// step by a runtime stride. O2's remaining passes (the CGSCC inliner walk,
+// step by a runtime stride, make a large one-pass kernel's stores
+// non-temporal (stream_stores.h). O2's remaining passes (the CGSCC inliner walk,
 // induction variable simplification, loop unrolling of outer loops, loop
 // load elimination, jump threading, SLP...) cost compile time and found
 // nothing in these kernels.
@@ -54,6 +55,7 @@
 
 #include "codegen/llvm/emitter.h"
 #include "codegen/llvm/pipeline.h"
+#include "codegen/llvm/stream_stores.h"
 #include "kiln/error.h"
 
 namespace kiln::codegen::llvmcg {
@@ -295,7 +297,7 @@ struct UnmaskFullVectors : llvm::PassInfoMixin<UnmaskFullVectors> {
 
 }  // namespace
 
-void optimize_kernel(llvm::Module& m, llvm::TargetMachine* tm, bool unroll_constant_loops) {
+void optimize_kernel(llvm::Module& m, llvm::TargetMachine* tm, bool unroll_constant_loops, int32_t footprint_slot) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -351,6 +353,7 @@ void optimize_kernel(llvm::Module& m, llvm::TargetMachine* tm, bool unroll_const
   }
   after.addPass(UnmaskFullVectors());
   after.addPass(StrengthReduceStridedLoops());
+  after.addPass(StreamLargeStores{{}, footprint_slot});
   declare_vector_variants(m, *tm);
   llvm::ModulePassManager mpm;
   mpm.addPass(llvm::AlwaysInlinerPass());
@@ -444,7 +447,8 @@ ModuleTraits module_traits(llvm::Module& m) {
       r.all_vectorized = r.all_vectorized && llvm::findOptionMDForLoop(l, "llvm.loop.isvectorized");
       size_t n = 0;
       for (const llvm::BasicBlock* bb : l->blocks())
-        for (const llvm::Instruction& i : *bb) n += !i.hasMetadata(kKilnPageTest);
+        for (const llvm::Instruction& i : *bb)
+          n += !i.hasMetadata(kKilnPageTest) && !i.hasMetadata(kKilnStreamTest);
       r.longest_loop = std::max(r.longest_loop, n);
     }
   }

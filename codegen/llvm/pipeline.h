@@ -1,6 +1,8 @@
 // The optimization pipeline of a kernel module (pipeline.cpp).
 #pragma once
 
+#include <cstdint>
+
 namespace llvm {
 class Module;
 class TargetMachine;
@@ -13,8 +15,11 @@ namespace kiln::codegen::llvmcg {
 // vectorizer). m holds one exported kernel and its always-inline body.
 // unroll_constant_loops: the kernel has loops of a constant trip count,
 // which LLVM's full unrolling then unrolls (a pass that costs every other
-// kernel 2-5% of its compile for nothing).
-void optimize_kernel(llvm::Module& m, llvm::TargetMachine* tm, bool unroll_constant_loops);
+// kernel 2-5% of its compile for nothing). footprint_slot: the kernel's
+// footprint_param (kernel_ir.h), whose value decides at run time whether
+// its stores stream past the caches (stream_stores.h).
+void optimize_kernel(llvm::Module& m, llvm::TargetMachine* tm, bool unroll_constant_loops,
+                     int32_t footprint_slot);
 
 // Generates m's machine code with tm into os: a relocatable object, or
 // assembly text. `hoist_invariants` false leaves out early machine LICM

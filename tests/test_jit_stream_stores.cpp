@@ -1,0 +1,139 @@
+// Streaming stores (codegen/llvm/stream_stores.h): a kernel of one cheap
+// pass (no transcendental math, no row passes) carries the bytes it moves
+// as a param (kernel_ir.h, footprint_param); where they reach 32 MiB its
+// aligned vector stores are non-temporal. The tests pin which kernels carry
+// the param and its value, that crossing the threshold compiles nothing,
+// that the x86 code has both store forms and a fence, and the values of
+// large results at aligned and misaligned destinations (a cat's parts),
+// on one thread and two, against values worked out by hand.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "codegen/backend.h"
+#include "kiln/jit.h"
+#include "tests/jit_checks.h"
+
+using namespace kiln;
+
+namespace {
+
+// The footprint param's value in the plan of t's last kernel, -1 without one.
+int64_t footprint(const Tensor& t) {
+  jit::Schedule s = kiln_test::plan(t);
+  const jit::Step& st = s.steps.back();
+  const int32_t slot = st.code->ir.footprint_param;
+  return slot < 0 ? -1 : st.params[static_cast<size_t>(slot)];
+}
+
+// Elements past 32 MiB of float32 input and output together.
+constexpr int64_t kLarge = (int64_t{1} << 22) + 37;
+
+struct Threads {
+  explicit Threads(int n) { set_num_threads(n); }
+  ~Threads() { set_num_threads(1); }
+};
+
+}  // namespace
+
+TEST_CASE("jit stream stores: one-pass kernels without math carry the bytes they move") {
+  Tensor x = kiln_test::ramp({1024, 1024}).eval(), y = kiln_test::ramp({1024}).eval();
+  // read x and y, write the sum: 4 MiB + 4 KiB + 4 MiB
+  CHECK(footprint(x + y.unsqueeze(0)) == 2 * 1024 * 1024 * 4 + 1024 * 4);
+  CHECK(footprint(x.to(kFloat64) * 2) == 1024 * 1024 * (4 + 8));
+  CHECK(footprint(x.slice(1, 0, 1024, 2) * 2) == 1024 * 1024 * 4 + 1024 * 512 * 4);  // the buffer viewed
+  // math or a row's passes: stores stay plain (streaming slowed them)
+  CHECK(footprint(x.exp()) == -1);
+  CHECK(footprint(x / 3) == -1);
+  CHECK(footprint(x.softmax(1)) == -1);
+  CHECK(footprint(x - x.mean(1, true)) == -1);
+  CHECK(footprint(x.sum(0)) == -1);
+}
+
+TEST_CASE("jit stream stores: crossing 32 MiB compiles nothing new, values bit for bit") {
+  if (!codegen::cpu_backend().available()) {
+    MESSAGE("kiln was built without LLVM: test skipped");
+    return;
+  }
+  for (int threads : {1, 2}) {
+    CAPTURE(threads);
+    Threads t(threads);
+    // the kernel compiled at a small size, then run past the threshold
+    Tensor small = arange(100, TensorOptions().dtype(kFloat32)).eval();
+    (small * 2 + 1).eval();
+    Tensor big = arange(kLarge, TensorOptions().dtype(kFloat32)).eval();
+    reset_stats();
+    Tensor r = (big * 2 + 1).eval();
+    CHECK(stats().kernels_compiled == 0);
+    CHECK(footprint(big * 2 + 1) == kLarge * 8);
+    const float* p = r.data_ptr<float>();
+    int64_t wrong = 0;
+    for (int64_t i = 0; i < kLarge; ++i) wrong += p[i] != static_cast<float>(2 * i + 1);
+    CHECK(wrong == 0);
+  }
+}
+
+TEST_CASE("jit stream stores: misaligned parts, float64, float16 and int32 results") {
+  if (!codegen::cpu_backend().available()) {
+    MESSAGE("kiln was built without LLVM: test skipped");
+    return;
+  }
+  Threads t(2);
+  Tensor big = arange(kLarge, TensorOptions().dtype(kFloat32)).eval();
+  Tensor head = arange(5, TensorOptions().dtype(kFloat32)).eval();
+  // the big part starts 5 floats (20 bytes) into the result: every vector
+  // of it is misaligned for a 64-byte store, so it stores plain
+  Tensor c = cat({head - 10, big + 3}).eval();
+  REQUIRE(c.numel() == kLarge + 5);
+  const float* pc = c.data_ptr<float>();
+  int64_t wrong = 0;
+  for (int64_t i = 0; i < 5; ++i) wrong += pc[i] != static_cast<float>(i - 10);
+  for (int64_t i = 0; i < kLarge; ++i) wrong += pc[5 + i] != static_cast<float>(i + 3);
+  CHECK(wrong == 0);
+  // a slice's offset in the input, the output aligned
+  Tensor s = (big.slice(0, 3) - 1).eval();
+  const float* ps = s.data_ptr<float>();
+  wrong = 0;
+  for (int64_t i = 0; i < kLarge - 3; ++i) wrong += ps[i] != static_cast<float>(i + 2);
+  CHECK(wrong == 0);
+  // 8 doubles (64 bytes), 16 halves (32 bytes), 16 int32 a vector
+  Tensor d = (big.to(kFloat64) * 0.5).eval();
+  Tensor h = (big.slice(0, 0, 2048).to(kFloat16).expand({4096, 2048}) + 0).eval();
+  Tensor n = (big.to(kInt32) - 7).eval();
+  CHECK(footprint(big.to(kInt32) - 7) == kLarge * 8);
+  const double* pd = d.data_ptr<double>();
+  const int32_t* pn = n.data_ptr<int32_t>();
+  wrong = 0;
+  for (int64_t i = 0; i < kLarge; ++i)
+    wrong += (pd[i] != static_cast<double>(i) * 0.5) + (pn[i] != static_cast<int32_t>(i - 7));
+  CHECK(wrong == 0);
+  // float16 holds integers to 2048 exactly
+  Tensor hf = h.to(kFloat32).eval();
+  const float* ph = hf.data_ptr<float>();
+  wrong = 0;
+  for (int64_t r = 0; r < 4096; ++r)
+    for (int64_t k = 0; k < 2048; ++k) wrong += ph[r * 2048 + k] != static_cast<float>(k);
+  CHECK(wrong == 0);
+}
+
+#if defined(__x86_64__)
+TEST_CASE("llvm stream stores: the x86 code has non-temporal and plain stores, and a fence") {
+  if (!codegen::cpu_backend().available()) {
+    MESSAGE("kiln was built without LLVM: test skipped");
+    return;
+  }
+  Tensor x = kiln_test::ramp({256, 256}).eval();
+  const jit::Kernel& cheap = kiln_test::plan(x * 2 + 1).steps.back().code->ir;
+  REQUIRE(cheap.footprint_param >= 0);
+  codegen::CompiledKernel ck = codegen::cpu_backend().compile(cheap, false, true);
+  CHECK(ck.assembly.find("vmovntp") != std::string::npos);  // vmovntps / vmovntpd
+  CHECK(ck.assembly.find("sfence") != std::string::npos);
+  CHECK(ck.assembly.find("vmovups") != std::string::npos);  // below the threshold, misaligned
+  const jit::Kernel& math = kiln_test::plan(x.exp()).steps.back().code->ir;
+  codegen::CompiledKernel cm = codegen::cpu_backend().compile(math, false, true);
+  CHECK(cm.assembly.find("movnt") == std::string::npos);
+  CHECK(cm.assembly.find("sfence") == std::string::npos);
+}
+#endif
