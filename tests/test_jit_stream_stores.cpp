@@ -31,9 +31,11 @@ int64_t footprint(const Tensor& t) {
 // Elements past 32 MiB of float32 input and output together.
 constexpr int64_t kLarge = (int64_t{1} << 22) + 37;
 
+// Sets the pool's thread count for a scope, then restores the one before.
 struct Threads {
+  int before = get_num_threads();
   explicit Threads(int n) { set_num_threads(n); }
-  ~Threads() { set_num_threads(1); }
+  ~Threads() { set_num_threads(before); }
 };
 
 }  // namespace
