@@ -102,8 +102,14 @@ class Lowerer {
     // and row kernels, slower)
     if (k_.accs.empty() && iteration_cost(k_) == 1) {
       int64_t bytes = 0;
-      for (const Node* n : inputs_) bytes += n->numel() * static_cast<int64_t>(element_size(n->dtype));
-      for (const Node* n : roots_) bytes += n->numel() * static_cast<int64_t>(element_size(n->dtype));
+      auto add_bytes = [&bytes](const Node* n) {  // saturating: a tensor too large to allocate is still planned
+        int64_t b = 0;
+        if (__builtin_mul_overflow(n->numel(), static_cast<int64_t>(element_size(n->dtype)), &b) ||
+            __builtin_add_overflow(bytes, b, &bytes))
+          bytes = std::numeric_limits<int64_t>::max();
+      };
+      for (const Node* n : inputs_) add_bytes(n);
+      for (const Node* n : roots_) add_bytes(n);
       k_.footprint_param = static_cast<int32_t>(params_.size());
       params_.push_back(bytes);
       k_.num_params = static_cast<int32_t>(params_.size());
