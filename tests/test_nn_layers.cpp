@@ -270,7 +270,8 @@ TEST_CASE("nn: layers fuse: a pooling window is one kernel, a convolution an im2
   // and x's 3 inner sizes (one start and 4 strides more for each tap's view
   // when they were params: 19), so the taps' loads differ by constants;
   // then the bytes it moves (its footprint: codegen/llvm/stream_stores.h)
-  const jit::Kernel& pool = kiln_test::plan(max_pool2d(x, {2})).steps.back().code->ir;
+  const jit::Schedule pooled = kiln_test::plan(max_pool2d(x, {2}));
+  const jit::Kernel& pool = pooled.steps.back().code->ir;
   CHECK(pool.num_params == 8);
   CHECK(pool.footprint_param == 7);
   // each select of the fold is chosen by one comparison, never an `or` of

@@ -211,6 +211,13 @@ inline constexpr const char* kKilnTailLoop = "kiln.loop.tail";
 // The instructions of a partial vector's page test (pipeline.cpp,
 // UnmaskFullVectors), which a loop's length leaves out.
 inline constexpr const char* kKilnPageTest = "kiln.page.test";
+// Tags the instructions among `values` with metadata `kind` (kKilnPageTest,
+// stream_stores.h's kKilnStreamTest): tests a pass added on an address,
+// which a loop's length for code generation (pipeline.cpp) leaves out.
+inline void tag_instructions(std::initializer_list<llvm::Value*> values, const char* kind) {
+  for (llvm::Value* v : values)
+    if (auto* i = llvm::dyn_cast<llvm::Instruction>(v)) i->setMetadata(kind, llvm::MDNode::get(i->getContext(), {}));
+}
 // The hints for loop statement s of k; wide_vectors: Emitter::wide_vectors.
 LoopHints loop_hints(const jit::Kernel& k, const jit::Stmt& s, bool wide_vectors);
 // Whether code generation hoists loop invariants out of k's loops (early

@@ -10,7 +10,10 @@
 #include <llvm/TargetParser/Triple.h>
 #include <llvm/Transforms/Utils/BasicBlockUtils.h>
 
+#include <utility>
 #include <vector>
+
+#include "codegen/llvm/emitter.h"
 
 namespace kiln::codegen::llvmcg {
 
@@ -24,12 +27,6 @@ uint64_t stream_alignment(uint64_t bytes) {
   return bytes == 32 ? 32 : 0;
 }
 
-void mark(std::initializer_list<llvm::Value*> values) {
-  for (llvm::Value* v : values)
-    if (auto* i = llvm::dyn_cast<llvm::Instruction>(v))
-      i->setMetadata(kKilnStreamTest, llvm::MDNode::get(i->getContext(), {}));
-}
-
 }  // namespace
 
 llvm::PreservedAnalyses StreamLargeStores::run(llvm::Function& f, llvm::FunctionAnalysisManager& fam) {
@@ -39,16 +36,16 @@ llvm::PreservedAnalyses StreamLargeStores::run(llvm::Function& f, llvm::Function
   if (!llvm::Triple(f.getParent()->getTargetTriple()).isX86()) return llvm::PreservedAnalyses::all();
   const llvm::DataLayout& dl = f.getParent()->getDataLayout();
   auto& loops = fam.getResult<llvm::LoopAnalysis>(f);
-  std::vector<llvm::StoreInst*> stores;
+  std::vector<std::pair<llvm::StoreInst*, uint64_t>> stores;  // and the alignment each needs
   for (llvm::BasicBlock& bb : f) {
     if (!loops.getLoopFor(&bb)) continue;
     for (llvm::Instruction& i : bb) {
       auto* s = llvm::dyn_cast<llvm::StoreInst>(&i);
       if (!s || s->isVolatile() || !s->getValueOperand()->getType()->isVectorTy()) continue;
-      if (!stream_alignment(dl.getTypeStoreSize(s->getValueOperand()->getType()).getFixedValue())) continue;
+      const uint64_t align = stream_alignment(dl.getTypeStoreSize(s->getValueOperand()->getType()).getFixedValue());
       // a local (a stage's tile, an accumulator row) is read again at once
-      if (llvm::isa<llvm::AllocaInst>(llvm::getUnderlyingObject(s->getPointerOperand()))) continue;
-      stores.push_back(s);
+      if (!align || llvm::isa<llvm::AllocaInst>(llvm::getUnderlyingObject(s->getPointerOperand()))) continue;
+      stores.emplace_back(s, align);
     }
   }
   if (stores.empty()) return llvm::PreservedAnalyses::all();
@@ -61,14 +58,13 @@ llvm::PreservedAnalyses StreamLargeStores::run(llvm::Function& f, llvm::Function
   // 1 below the threshold: or-ed into an address, no alignment test passes
   llvm::Value* keep = entry.CreateZExt(entry.CreateICmpULT(footprint, entry.getInt64(kStreamStoreBytes)), i64);
   llvm::MDNode* nontemporal = llvm::MDNode::get(ctx, llvm::ConstantAsMetadata::get(entry.getInt32(1)));
-  for (llvm::StoreInst* s : stores) {
-    const uint64_t align = stream_alignment(dl.getTypeStoreSize(s->getValueOperand()->getType()).getFixedValue());
+  for (auto [s, align] : stores) {
     llvm::IRBuilder<> at(s);
     llvm::Value* address = at.CreatePtrToInt(s->getPointerOperand(), i64);
-    llvm::Value* low = at.CreateAnd(at.CreateOr(address, keep), at.getInt64(align - 1));
+    llvm::Value* kept = at.CreateOr(address, keep);
+    llvm::Value* low = at.CreateAnd(kept, at.getInt64(align - 1));
     llvm::Value* stream = at.CreateICmpEQ(low, at.getInt64(0));
-    mark({address, low, stream});
-    if (auto* o = llvm::dyn_cast<llvm::Instruction>(low)) mark({o->getOperand(0)});
+    tag_instructions({address, kept, low, stream}, kKilnStreamTest);
     llvm::Instruction* then_term = nullptr;
     llvm::Instruction* else_term = nullptr;
     llvm::SplitBlockAndInsertIfThenElse(stream, s, &then_term, &else_term);
