@@ -58,7 +58,7 @@ namespace kiln::jit {
 // run to a multiple of 16, then one masked vector; 37: not a scan's; 38: a
 // partial vector loads plain within a page), so objects compiled by an older
 // kiln are rebuilt, never loaded.
-inline constexpr uint32_t kDiskCacheVersion = 49;
+inline constexpr uint32_t kDiskCacheVersion = 50;
 inline constexpr size_t kDiskCacheHeaderSize = 32;
 
 // The compiled function for k: from memory, from disk, or compiled now

@@ -97,10 +97,11 @@ class Lowerer {
     if (!run_mods_.empty()) k_.drop_dead_values();  // the quotients ravel folded away
     // the bytes moved (kernel_ir.h, footprint_param), a param so that
     // crossing a cache's size compiles nothing new; only for kernels whose
-    // one pass is bound by memory: no transcendental math, no row passes
+    // one pass is bound by memory: no division or transcendental math on
+    // elements (a tiled transpose's tile count is fixed), no row passes
     // (codegen/llvm/stream_stores.h: streaming stores made loops with math,
     // and row kernels, slower)
-    if (k_.accs.empty() && iteration_cost(k_) == 1) {
+    if (k_.accs.empty() && !element_math(k_)) {
       int64_t bytes = 0;
       auto add_bytes = [&bytes](const Node* n) {  // saturating: a tensor too large to allocate is still planned
         int64_t b = 0;

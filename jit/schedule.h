@@ -72,8 +72,14 @@ inline bool is_library(StepKind k) { return k != StepKind::Kernel; }
 // How costly a kernel's iterations are against a plain copy's, for the
 // executor's parallel threshold: 4 where it evaluates transcendental math or
 // draws random numbers (exp about 0.25 ns an element on one core here,
-// x * 2 + 1 about 0.09 ns), else 1.
+// x * 2 + 1 about 0.09 ns), else 1. Any division counts, a tiled kernel's
+// tile count too: its staged transposes cost several copies' time an element
+// ([362, 362] x.t() + y took 0.035 ms on one thread, 0.024 ms on two).
 int64_t iteration_cost(const Kernel& k);
+// Whether a kernel evaluates such math for each element, not only on values
+// fixed for the whole kernel (its params and constants): one that does not is
+// bound by memory (lowerer.h's footprint param).
+bool element_math(const Kernel& k);
 
 // A kernel's IR and, once compiled, its function: shared by every schedule
 // that uses it (a cached schedule hands the same code to each evaluation).

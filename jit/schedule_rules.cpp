@@ -2,6 +2,7 @@
 // computed inline, which dim a value reads transposed) and the names and
 // texts of its cuts, apart from the pipeline itself (schedule.cpp).
 #include <cstdlib>
+#include <vector>
 
 #include "core/tensor_impl.h"
 #include "jit/schedule.h"
@@ -77,16 +78,42 @@ int64_t transposed_dim(const Node* n, int64_t rank, int& budget, const std::func
   }
 }
 
+namespace {
+// Division, transcendental math, random numbers: several times a copy's cost.
+bool costly(VOp op) {
+  switch (op) {
+    case VOp::Div: case VOp::Pow: case VOp::Atan2: case VOp::Exp: case VOp::Expm1: case VOp::Log:
+    case VOp::Log1p: case VOp::Sqrt: case VOp::Rsqrt: case VOp::Sin: case VOp::Cos: case VOp::Tanh:
+    case VOp::Erf: case VOp::Sigmoid: case VOp::Tan: case VOp::Asin: case VOp::Acos: case VOp::Atan:
+    case VOp::Sinh: case VOp::Cosh: case VOp::Asinh: case VOp::Acosh: case VOp::Atanh: case VOp::Log2:
+    case VOp::Log10: case VOp::Exp2: case VOp::Philox: return true;
+    default: return false;
+  }
+}
+}  // namespace
+
 int64_t iteration_cost(const Kernel& k) {
-  for (const Value& v : k.values) switch (v.op) {
-      case VOp::Div: case VOp::Pow: case VOp::Atan2: case VOp::Exp: case VOp::Expm1: case VOp::Log:
-      case VOp::Log1p: case VOp::Sqrt: case VOp::Rsqrt: case VOp::Sin: case VOp::Cos: case VOp::Tanh:
-      case VOp::Erf: case VOp::Sigmoid: case VOp::Tan: case VOp::Asin: case VOp::Acos: case VOp::Atan:
-      case VOp::Sinh: case VOp::Cosh: case VOp::Asinh: case VOp::Acosh: case VOp::Atanh: case VOp::Log2:
-      case VOp::Log10: case VOp::Exp2: case VOp::Philox: return 4;
-      default: break;
-    }
+  for (const Value& v : k.values)
+    if (costly(v.op)) return 4;
   return 1;
+}
+
+bool element_math(const Kernel& k) {
+  // fixed[v]: v is the same for the whole kernel (params, constants and
+  // arithmetic on them, such as a tiled kernel's tile count ceil(n / 64))
+  std::vector<char> fixed(k.values.size(), 0);
+  for (size_t i = 0; i < k.values.size(); ++i) {
+    const Value& v = k.values[i];
+    bool f = v.op == VOp::Param || v.op == VOp::IntConst || v.op == VOp::Const;
+    if (!f && v.op >= VOp::Add && v.op <= VOp::Cast) {
+      f = true;
+      for (ValueId a : v.args)
+        if (a >= 0 && !fixed[a]) f = false;
+    }
+    fixed[i] = f;
+    if (!f && costly(v.op)) return true;
+  }
+  return false;
 }
 
 bool matmul_recomputed(const Node& n) {

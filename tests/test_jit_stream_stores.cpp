@@ -1,5 +1,6 @@
 // Streaming stores (codegen/llvm/stream_stores.h): a kernel of one cheap
-// pass (no transcendental math, no row passes) carries the bytes it moves
+// pass (no division or transcendental math on its elements, no row passes;
+// a tiled transpose qualifies) carries the bytes it moves
 // as a param (kernel_ir.h, footprint_param); where they reach 32 MiB its
 // aligned vector stores are non-temporal. The tests pin which kernels carry
 // the param and its value, that crossing the threshold compiles nothing,
@@ -46,6 +47,11 @@ TEST_CASE("jit stream stores: one-pass kernels without math carry the bytes they
   CHECK(footprint(x + y.unsqueeze(0)) == 2 * 1024 * 1024 * 4 + 1024 * 4);
   CHECK(footprint(x.to(kFloat64) * 2) == 1024 * 1024 * (4 + 8));
   CHECK(footprint(x.slice(1, 0, 1024, 2) * 2) == 1024 * 1024 * 4 + 1024 * 512 * 4);  // the buffer viewed
+  // tiled transposes: their tile count divides, but once, not per element
+  CHECK(footprint(x.t().contiguous()) == 2 * 1024 * 1024 * 4);
+  CHECK(footprint(x.t() + x) == 2 * 1024 * 1024 * 4);  // x read once, as two views
+  Tensor nhwc = kiln_test::ramp({2, 8, 8, 16}).eval();
+  CHECK(footprint(nhwc.permute({0, 3, 1, 2}).contiguous()) == 2 * 2048 * 4);
   // math or a row's passes: stores stay plain (streaming slowed them)
   CHECK(footprint(x.exp()) == -1);
   CHECK(footprint(x / 3) == -1);
@@ -120,6 +126,25 @@ TEST_CASE("jit stream stores: misaligned parts, float64, float16 and int32 resul
   CHECK(wrong == 0);
 }
 
+TEST_CASE("jit stream stores: a tiled transposed copy past 32 MiB, edge tiles included") {
+  if (!codegen::cpu_backend().available()) {
+    MESSAGE("kiln was built without LLVM: test skipped");
+    return;
+  }
+  Threads t(2);
+  // 2900 x 1500 elements: neither side a multiple of a tile's, 34.8 MB moved
+  constexpr int64_t R = 2900, C = 1500;
+  Tensor x = arange(R * C, TensorOptions().dtype(kFloat32)).reshape({R, C}).eval();
+  CHECK(footprint(x.t().contiguous()) == R * C * 8);
+  Tensor y = x.t().contiguous().eval();
+  REQUIRE(y.sizes() == Shape{C, R});
+  const float* p = y.data_ptr<float>();
+  int64_t wrong = 0;
+  for (int64_t j = 0; j < C; ++j)
+    for (int64_t i = 0; i < R; ++i) wrong += p[j * R + i] != static_cast<float>(i * C + j);
+  CHECK(wrong == 0);
+}
+
 #if defined(__x86_64__)
 TEST_CASE("llvm stream stores: the x86 code has non-temporal and plain stores, and a fence") {
   if (!codegen::cpu_backend().available()) {
@@ -134,6 +159,14 @@ TEST_CASE("llvm stream stores: the x86 code has non-temporal and plain stores, a
   CHECK(ck.assembly.find("vmovntp") != std::string::npos);  // vmovntps / vmovntpd
   CHECK(ck.assembly.find("sfence") != std::string::npos);
   CHECK(ck.assembly.find("vmovups") != std::string::npos);  // below the threshold, misaligned
+  // a tiled transpose's rows leave its tile as vector stores that stream,
+  // not as calls of memcpy (which would store through the cache)
+  const jit::Schedule tile_plan = kiln_test::plan(x.t().contiguous());
+  const jit::Kernel& tile = tile_plan.steps.back().code->ir;
+  REQUIRE(tile.footprint_param >= 0);
+  codegen::CompiledKernel ct = codegen::cpu_backend().compile(tile, false, true);
+  CHECK(ct.assembly.find("vmovntp") != std::string::npos);
+  CHECK(ct.assembly.find("memcpy") == std::string::npos);
   const jit::Kernel& math = math_plan.steps.back().code->ir;
   codegen::CompiledKernel cm = codegen::cpu_backend().compile(math, false, true);
   CHECK(cm.assembly.find("movnt") == std::string::npos);
