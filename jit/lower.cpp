@@ -314,6 +314,10 @@ Lowered Lowerer::lower_scatter(const Node* src, const Node* out, ValueId offset,
   int32_t slot = output_slot(out->dtype);
   store(body, slot, flat, v);
   k_.body = std::move(top);
+  // src's elements, not the whole output's: a row written into a [4096,
+  // 4096] tensor runs on the calling thread and stores through the cache
+  work_ = src->numel();
+  written_ = src->numel();
   return finish();
 }
 

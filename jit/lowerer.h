@@ -103,14 +103,14 @@ class Lowerer {
     // and row kernels, slower)
     if (k_.accs.empty() && !element_math(k_)) {
       int64_t bytes = 0;
-      auto add_bytes = [&bytes](const Node* n) {  // saturating: a tensor too large to allocate is still planned
+      auto add_bytes = [&bytes](const Node* n, int64_t elems) {  // saturating: a tensor too large to allocate is still planned
         int64_t b = 0;
-        if (__builtin_mul_overflow(n->numel(), static_cast<int64_t>(element_size(n->dtype)), &b) ||
+        if (__builtin_mul_overflow(elems, static_cast<int64_t>(element_size(n->dtype)), &b) ||
             __builtin_add_overflow(bytes, b, &bytes))
           bytes = std::numeric_limits<int64_t>::max();
       };
-      for (const Node* n : inputs_) add_bytes(n);
-      for (const Node* n : roots_) add_bytes(n);
+      for (const Node* n : inputs_) add_bytes(n, n->numel());
+      for (const Node* n : roots_) add_bytes(n, written_ >= 0 ? written_ : n->numel());
       k_.footprint_param = static_cast<int32_t>(params_.size());
       params_.push_back(bytes);
       k_.num_params = static_cast<int32_t>(params_.size());
@@ -471,6 +471,7 @@ class Lowerer {
   std::vector<const Node*> inputs_;
   int64_t parallel_extent_ = 1;
   int64_t work_ = 0;
+  int64_t written_ = -1;  // elements a scatter stores (a Cat part, an Assign), -1: the whole output
 
  private:
   const Node& root_;
