@@ -13,6 +13,7 @@
 // every value built.
 #pragma once
 
+#include <algorithm>
 #include <limits>
 #include <map>
 #include <set>
@@ -109,7 +110,9 @@ class Lowerer {
             __builtin_add_overflow(bytes, b, &bytes))
           bytes = std::numeric_limits<int64_t>::max();
       };
-      for (const Node* n : inputs_) add_bytes(n, n->numel());
+      // a scatter iterates its source: it reads at most that many elements
+      // of each input (x[0] = x[3] * 2 reads a row of x, not x)
+      for (const Node* n : inputs_) add_bytes(n, written_ >= 0 ? std::min(n->numel(), written_) : n->numel());
       for (const Node* n : roots_) add_bytes(n, written_ >= 0 ? written_ : n->numel());
       k_.footprint_param = static_cast<int32_t>(params_.size());
       params_.push_back(bytes);

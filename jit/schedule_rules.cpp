@@ -105,6 +105,8 @@ bool element_math(const Kernel& k) {
   for (size_t i = 0; i < k.values.size(); ++i) {
     const Value& v = k.values[i];
     bool f = v.op == VOp::Param || v.op == VOp::IntConst || v.op == VOp::Const;
+    // Add .. Cast in kernel_ir.h's order: elementwise math, comparisons,
+    // Where, Cast (no loads, indices, random numbers or accumulators)
     if (!f && v.op >= VOp::Add && v.op <= VOp::Cast) {
       f = true;
       for (ValueId a : v.args)

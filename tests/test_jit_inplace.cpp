@@ -85,6 +85,14 @@ TEST_CASE("jit in-place: a scatter's work and footprint are its source's, not th
   CHECK(scatter.work == 256);
   REQUIRE(scatter.code->ir.footprint_param >= 0);
   CHECK(scatter.params[static_cast<size_t>(scatter.code->ir.footprint_param)] == 256 * 4 * 2);
+  // a source read from the tensor itself: a row of it, not all of it
+  Tensor y = data({1024, 256});
+  y[0] = y[3] * 2;
+  const jit::Schedule r = plan(y);
+  const jit::Step& own = r.steps.back();
+  CHECK(own.work == 256);
+  REQUIRE(own.code->ir.footprint_param >= 0);
+  CHECK(own.params[static_cast<size_t>(own.code->ir.footprint_param)] == 256 * 4 * 2);
   // a cat's small part: its own elements
   Tensor big = data({1000, 256}), small = arange(512.0).to(kFloat32).reshape({2, 256}).eval();
   const jit::Schedule q = plan(cat({big * 2, small}));
