@@ -85,9 +85,10 @@ TEST_CASE("jit in-place: a scatter's work and footprint are its source's, not th
   CHECK(scatter.work == 256);
   REQUIRE(scatter.code->ir.footprint_param >= 0);
   CHECK(scatter.params[static_cast<size_t>(scatter.code->ir.footprint_param)] == 256 * 4 * 2);
-  // a source read from the tensor itself: a row of it, not all of it
-  Tensor y = data({1024, 256});
-  y[0] = y[3] * 2;
+  // a source that views a row of another large tensor: the row's bytes,
+  // not the tensor's
+  Tensor y = data({1024, 256}), z = data({1024, 256});
+  y[0] = z[3] * 2;
   const jit::Schedule r = plan(y);
   const jit::Step& own = r.steps.back();
   CHECK(own.work == 256);
@@ -104,6 +105,9 @@ TEST_CASE("jit in-place: a scatter's work and footprint are its source's, not th
   std::vector<float> want = expected({1024, 256});
   for (int j = 0; j < 256; ++j) want[7 * 256 + j] = static_cast<float>(j);
   CHECK(x.to_vector<float>() == want);
+  want = expected({1024, 256});
+  for (int j = 0; j < 256; ++j) want[j] = 2 * want[3 * 256 + j];  // exact: a doubling
+  CHECK(y.to_vector<float>() == want);
 }
 
 TEST_CASE("jit in-place: a source computed from the written tensor is stored, then written in place") {
