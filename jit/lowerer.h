@@ -111,7 +111,7 @@ class Lowerer {
           bytes = std::numeric_limits<int64_t>::max();
       };
       // a scatter iterates its source: it reads at most that many elements
-      // of each input (x[0] = x[3] * 2 reads a row of x, not x)
+      // of each input (y[0] = z[3] * 2 reads a row of z, not z)
       for (const Node* n : inputs_) add_bytes(n, written_ >= 0 ? std::min(n->numel(), written_) : n->numel());
       for (const Node* n : roots_) add_bytes(n, written_ >= 0 ? written_ : n->numel());
       k_.footprint_param = static_cast<int32_t>(params_.size());
