@@ -53,7 +53,9 @@
 // mismatching index and both values.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <cstring>
 #include <sstream>
 
@@ -72,6 +74,18 @@ namespace {
 
 // Compiling a kernel takes ~25 ms here, so compiled runs are sampled.
 constexpr int kCompileEvery = 48;
+
+// A soak run (not CI's): KILN_DIFF_SEED=N shifts every family's seeds by N
+// (other programs than CI's fixed ones), KILN_DIFF_SCALE=K runs K times as
+// many, KILN_DIFF_COMPILE_EVERY=M compiles every M-th program instead of
+// every 48th. A failure prints its seed, so it replays with the same N.
+int64_t env_int(const char* name, int64_t fallback) {
+  const char* s = std::getenv(name);
+  return s && *s ? std::atoll(s) : fallback;
+}
+const uint64_t kSeedShift = static_cast<uint64_t>(env_int("KILN_DIFF_SEED", 0));
+const int kScale = static_cast<int>(std::max<int64_t>(1, env_int("KILN_DIFF_SCALE", 1)));
+const int kCompileStep = static_cast<int>(std::max<int64_t>(1, env_int("KILN_DIFF_COMPILE_EVERY", kCompileEvery)));
 
 std::string roots_text(const Program& p, const std::vector<int>& roots) {
   std::string s;
@@ -154,9 +168,10 @@ struct Family {
 Counters run_family(const Family& f) {
   Counters c;
   const bool compiled = kiln::codegen::cpu_backend().available();
-  std::mt19937_64 lengths(f.seed ^ 0x9e3779b97f4a7c15ULL);
+  const uint64_t base = f.seed + kSeedShift;
+  std::mt19937_64 lengths(base ^ 0x9e3779b97f4a7c15ULL);
   for (int i = 0; i < f.programs; ++i) {
-    const uint64_t seed = f.seed + static_cast<uint64_t>(i);
+    const uint64_t seed = base + static_cast<uint64_t>(i);
     const int len = f.min_len + static_cast<int>(lengths() % static_cast<uint64_t>(f.max_len - f.min_len + 1));
     const std::string header = std::string("jit differential [") + f.name + ", seed " +
                                std::to_string(seed) + "]: the JIT differs from the reference";
@@ -175,8 +190,8 @@ Counters run_family(const Family& f) {
     // Odd programs: every output as one multi-root graph; even: the last result alone.
     std::vector<int> roots = sinks(p, env, i % 2 ? 4 : 1);
     std::vector<Mode> modes{kInterpFused, kInterpUnfused};
-    if (compiled && i % kCompileEvery == 0) modes.push_back(kCompiledFused);
-    if (compiled && i % (2 * kCompileEvery) == 0) modes.push_back(kCompiledUnfused);
+    if (compiled && i % kCompileStep == 0) modes.push_back(kCompiledFused);
+    if (compiled && i % (2 * kCompileStep) == 0) modes.push_back(kCompiledUnfused);
     for (const Mode& m : modes) {
       std::string s = compare(p, env, roots, m, &c);
       if (!s.empty()) {
@@ -198,7 +213,8 @@ void report(const Family& f, const Counters& c) {
                  << " tolerated tainted int/bool flips");
 }
 
-Counters run_and_report(const Family& f) {
+Counters run_and_report(Family f) {
+  f.programs *= kScale;
   kiln::reset_stats();
   Counters c = run_family(f);
   report(f, c);
@@ -209,7 +225,7 @@ Counters run_and_report(const Family& f) {
   CHECK(c.compared_interpreted >= f.programs * 9 / 10);
   CHECK(c.instructions >= f.programs * f.min_len / 2);
   if (kiln::codegen::cpu_backend().available() && c.failures == 0)
-    CHECK(c.compared_compiled >= f.programs / kCompileEvery);
+    CHECK(c.compared_compiled >= f.programs / kCompileStep);
   return c;
 }
 
