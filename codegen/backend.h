@@ -55,7 +55,10 @@ class Backend {
     object->clear();
     return compile(k).fn;
   }
-  virtual jit::KernelFn load_object(const std::string& object, const std::string& symbol) {
+  // `k` (optional) is the kernel the object was compiled from, for tools
+  // that name loaded code (the perf map: codegen/llvm/perf_map.h).
+  virtual jit::KernelFn load_object(const std::string& object, const std::string& symbol,
+                                    const jit::Kernel* k = nullptr) {
     return nullptr;
   }
   // How many objects the backend linked with a general-purpose linker (the

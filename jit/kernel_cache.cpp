@@ -235,7 +235,7 @@ KernelFn compiled_kernel(const Kernel& k, const std::string& key) {
     std::string object;
     auto t0 = std::chrono::steady_clock::now();
     ReadResult r = read_entry(*entry, &object);
-    if (r == ReadResult::Ok) fn = be.load_object(object, entry->symbol);
+    if (r == ReadResult::Ok) fn = be.load_object(object, entry->symbol, &k);
     if (fn) {
       ++counters().cache_hits_disk;
       counters().disk_load_ns +=

@@ -177,6 +177,9 @@ struct BufferArg {
 
 struct Kernel {
   std::string name;              // readable, e.g. "k3_add_mul_sum"
+  // Where the user asked for its first output ("train.cpp:42"; "" when
+  // unknown): for tools (the perf map), like the name not part of key().
+  std::string origin;
   std::vector<BufferArg> buffers;
   int32_t num_params = 0;
   // params[footprint_param] (-1: none): the bytes of the buffers the kernel

@@ -54,6 +54,7 @@
 #include "codegen/backend.h"
 #include "codegen/llvm/emitter.h"
 #include "codegen/llvm/object_loader.h"
+#include "codegen/llvm/perf_map.h"
 #include "codegen/llvm/pipeline.h"
 #include "codegen/llvm/stage_runtime.h"
 #include "kiln/error.h"
@@ -213,7 +214,7 @@ class LLVMBackend final : public Backend {
     const std::string object = machine_code(k, *mod, false, tm);
     std::string err;
     std::lock_guard<std::mutex> lock(mu_);
-    out.fn = load_locked(object, symbol, &err);
+    out.fn = load_locked(object, symbol, &err, &k);
     KILN_INTERNAL_ASSERT(out.fn != nullptr, "JIT could not load kernel ", k.name, ": ", err);
     return out;
   }
@@ -250,18 +251,19 @@ class LLVMBackend final : public Backend {
     }
     std::string err;
     std::lock_guard<std::mutex> lock(mu_);
-    jit::KernelFn fn = load_locked(*object, symbol, &err);
+    jit::KernelFn fn = load_locked(*object, symbol, &err, &k);
     KILN_INTERNAL_ASSERT(fn != nullptr, "JIT could not load kernel ", k.name, ": ", err);
     return fn;
   }
 
-  jit::KernelFn load_object(const std::string& object, const std::string& symbol) override {
+  jit::KernelFn load_object(const std::string& object, const std::string& symbol,
+                            const jit::Kernel* k) override {
     if (!jit_) return nullptr;
     FatalErrorsThrow fatal;
     std::lock_guard<std::mutex> lock(mu_);
     std::string err;
     try {
-      return load_locked(object, symbol, &err);
+      return load_locked(object, symbol, &err, k);
     } catch (const Error&) {
       return nullptr;
     }
@@ -324,12 +326,30 @@ class LLVMBackend final : public Backend {
     return mod;
   }
 
+  // Loads an object (link_locked) and, with the perf map on, notes its
+  // function under k's name and source line. Called under mu_.
+  jit::KernelFn load_locked(const std::string& object, const std::string& symbol, std::string* err,
+                            const jit::Kernel* k) {
+    jit::KernelFn fn = link_locked(object, symbol, err);
+    if (fn && llvmcg::perf_map_enabled())
+      llvmcg::perf_map_note(reinterpret_cast<const void*>(fn), llvmcg::object_function_size(object, symbol),
+                            perf_name(symbol, k));
+    return fn;
+  }
+
+  // The perf map's name of a kernel: "kiln k_sub_26 (train.cpp:42)", or
+  // its symbol when the kernel is not known.
+  static std::string perf_name(const std::string& symbol, const jit::Kernel* k) {
+    if (!k) return symbol;
+    return "kiln " + k->name + (k->origin.empty() ? "" : " (" + k->origin + ")");
+  }
+
   // Loads an object with kiln's loader (object_loader.h: the twins by
   // address, other externals from the process: libm, memset), or, when it
   // refuses the object, links it with ORC into a JITDylib of its own
   // (linked against the same symbols) and looks `symbol` up; on failure
   // removes the JITDylib, sets *err and returns nullptr. Called under mu_.
-  jit::KernelFn load_locked(const std::string& object, const std::string& symbol, std::string* err) {
+  jit::KernelFn link_locked(const std::string& object, const std::string& symbol, std::string* err) {
     // KILN_LINKER=orc: every object through ORC (to compare, or to debug)
     const char* linker = std::getenv("KILN_LINKER");
     std::string refused;

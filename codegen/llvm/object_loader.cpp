@@ -55,6 +55,19 @@ class Loader {
     return entry;
   }
 
+  // The size in bytes of global function `symbol` (its symbol's st_size), or 0.
+  uint64_t function_size(std::string_view symbol) {
+    if (!headers()) return 0;
+    for (size_t i = 1; i < nsyms_; ++i) {
+      Elf64_Sym sym;
+      if (!this->symbol(i, &sym)) return 0;
+      if (ELF64_ST_BIND(sym.st_info) != STB_LOCAL && ELF64_ST_TYPE(sym.st_info) == STT_FUNC &&
+          name_of(sym) == symbol)
+        return sym.st_size;
+    }
+    return 0;
+  }
+
  private:
   bool bad(std::string what) {
     *why_ = std::move(what);
@@ -275,6 +288,12 @@ void* load_kernel_object(std::string_view object, std::string_view symbol, const
                          std::string* why) {
   std::string ignored;
   return Loader(object, resolve, why ? why : &ignored).load(symbol);
+}
+
+uint64_t object_function_size(std::string_view object, std::string_view symbol) {
+  std::string ignored;
+  const SymbolResolver none;
+  return Loader(object, none, &ignored).function_size(symbol);
 }
 
 }  // namespace kiln::codegen::llvmcg

@@ -10,6 +10,7 @@
 // resolve) is refused, and the backend links it with ORC instead.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -25,5 +26,9 @@ using SymbolResolver = std::function<void*(std::string_view name)>;
 // unloaded).
 void* load_kernel_object(std::string_view object, std::string_view symbol, const SymbolResolver& resolve,
                          std::string* why);
+
+// The size in bytes of global function `symbol` in `object` (its ELF
+// symbol's size), or 0 when the object has no such function.
+uint64_t object_function_size(std::string_view object, std::string_view symbol);
 
 }  // namespace kiln::codegen::llvmcg
