@@ -1,9 +1,10 @@
-// perf's map of JIT code (codegen/llvm/perf_map.h, KILN_PERF_MAP=1): every
-// kernel the CPU backend loads, compiled or read from the disk cache, is one
-// line "START SIZE name" naming the kernel and the user's source line. The
-// oracles: the function pointer the backend returns (START), the process's
-// own memory map (the range is executable code), and the line numbers of
-// this file.
+// perf's view of JIT code (codegen/llvm/perf_map.h): with KILN_PERF_MAP=1
+// every kernel the CPU backend loads, compiled or read from the disk cache,
+// is one map line "START SIZE name" naming the kernel and the user's source
+// line; with KILN_PERF_JITDUMP=1 also a jitdump code-load record with its
+// bytes. The oracles: the function pointer the backend returns, the bytes
+// at it, the process's own memory map (the range is executable code), the
+// jitdump specification's layout and the line numbers of this file.
 #include <doctest/doctest.h>
 
 #if KILN_TEST_LLVM
@@ -13,8 +14,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -166,6 +169,54 @@ TEST_CASE("perf map: an evaluation's kernel names the user's line, and so does i
   CHECK(map[1].start != map[0].start);
   CHECK(map[1].size == map[0].size);
   CHECK(in_executable_mapping(map[1].start, map[1].size));
+}
+
+TEST_CASE("perf jitdump: a compiled kernel is a code-load record holding the bytes that run") {
+  KILN_SKIP_WITHOUT_LLVM();
+  TempMap t;
+  pm::set_perf_map_file("");
+  const std::string path = pm::set_perf_jitdump_dir(t.dir.string());
+  REQUIRE(path == (t.dir / ("jit-" + std::to_string(::getpid()) + ".dump")).string());
+  jit::Kernel k = triple();
+  k.origin = "train.cpp:7";
+  const jit::KernelFn fn = be().compile(k).fn;
+  REQUIRE(static_cast<bool>(fn));
+  pm::set_perf_jitdump_dir("");  // closes the file
+  std::ifstream in(path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto u32 = [&](size_t at) {
+    uint32_t v = 0;
+    REQUIRE(at + 4 <= bytes.size());
+    std::memcpy(&v, bytes.data() + at, 4);
+    return v;
+  };
+  auto u64 = [&](size_t at) {
+    uint64_t v = 0;
+    REQUIRE(at + 8 <= bytes.size());
+    std::memcpy(&v, bytes.data() + at, 8);
+    return v;
+  };
+  // the header (jitdump-specification.txt): "JiTD", version 1, 40 bytes, x86-64, this process
+  CHECK(u32(0) == 0x4A695444u);
+  CHECK(u32(4) == 1u);
+  CHECK(u32(8) == 40u);
+  CHECK(u32(12) == 62u);  // EM_X86_64
+  CHECK(u32(20) == static_cast<uint32_t>(::getpid()));
+  // one JIT_CODE_LOAD record: id 0, its size, pid, tid, vma = code_addr = fn, size, index 0, name, code
+  const std::string name = "kiln perf_map_triple (train.cpp:7)";
+  const size_t r = 40;
+  CHECK(u32(r) == 0u);
+  const uint64_t size = u64(r + 40);
+  REQUIRE(size > 0);
+  CHECK(u32(r + 4) == 56 + name.size() + 1 + size);
+  CHECK(bytes.size() == r + 56 + name.size() + 1 + size);
+  CHECK(u32(r + 16) == static_cast<uint32_t>(::getpid()));
+  CHECK(u64(r + 24) == reinterpret_cast<uintptr_t>(fn));
+  CHECK(u64(r + 32) == reinterpret_cast<uintptr_t>(fn));
+  CHECK(u64(r + 48) == 0u);
+  CHECK(std::string(bytes.data() + r + 56) == name);
+  CHECK(std::memcmp(bytes.data() + r + 56 + name.size() + 1, reinterpret_cast<const void*>(fn), size) == 0);
+  CHECK(in_executable_mapping(reinterpret_cast<uintptr_t>(fn), size));
 }
 
 TEST_CASE("perf map: off, nothing is written; an unwritable file turns it off without failing a compile") {
