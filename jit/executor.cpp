@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -38,6 +39,19 @@ namespace {
 // from about 2^17 elements of x * 2 + 1 and 2^15 of exp (bench/README.md,
 // "The thread pool").
 constexpr int64_t kParallelThreshold = 1 << 17;
+
+// KILN_PARALLEL_THRESHOLD or set_parallel_threshold overrides it (1: every
+// kernel of more than one outer iteration splits over the pool): for tests,
+// so that kernels on small tensors run in parts too.
+std::atomic<int64_t>& threshold_slot() {
+  static std::atomic<int64_t> t{[] {
+    const char* s = std::getenv("KILN_PARALLEL_THRESHOLD");
+    const long long v = s && *s ? std::atoll(s) : 0;
+    return v >= 1 ? static_cast<int64_t>(v) : kParallelThreshold;
+  }()};
+  return t;
+}
+int64_t parallel_threshold() { return threshold_slot().load(std::memory_order_relaxed); }
 
 const BufferPtr& value_of(const Node& n) { return n.realized ? n.realized : n.buffer; }
 
@@ -303,7 +317,7 @@ std::vector<BufferPtr> evaluate(const std::vector<NodePtr>& roots, bool interpre
         const auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
         if (interpret) {
           jit::interpret(st.code->ir, bufs, params, 0, st.parallel_extent);
-        } else if (work * st.code->cost < kParallelThreshold || st.parallel_extent <= 1) {
+        } else if (work * st.code->cost < parallel_threshold() || st.parallel_extent <= 1) {
           fn(bufs, params, 0, st.parallel_extent);
         } else {
           ++counters().parallel_launches;
@@ -337,6 +351,10 @@ std::vector<BufferPtr> evaluate(const std::vector<NodePtr>& roots, bool interpre
   std::vector<BufferPtr> result;
   for (const NodePtr& r : roots) result.push_back(has_value(*r) ? value_of(*r) : buffer_of(r.get()));
   return result;
+}
+
+int64_t set_parallel_threshold(int64_t iterations) {
+  return threshold_slot().exchange(iterations >= 1 ? iterations : kParallelThreshold);
 }
 
 }  // namespace kiln::jit
