@@ -112,12 +112,12 @@ struct PerfFiles {
     if (dump < 0) return fail(path, "open");
     const JitHeader h{kJitdumpMagic, 1, sizeof(JitHeader), EM_X86_64, 0, static_cast<uint32_t>(::getpid()),
                       monotonic_ns(), 0};
-    void* m = write_all(dump, &h, sizeof h)
-                  ? ::mmap(nullptr, static_cast<size_t>(::sysconf(_SC_PAGESIZE)), PROT_READ | PROT_EXEC,
-                           MAP_PRIVATE, dump, 0)
-                  : MAP_FAILED;
+    const bool written = write_all(dump, &h, sizeof h);
+    void* m = written ? ::mmap(nullptr, static_cast<size_t>(::sysconf(_SC_PAGESIZE)), PROT_READ | PROT_EXEC,
+                               MAP_PRIVATE, dump, 0)
+                      : MAP_FAILED;
     if (m == MAP_FAILED) {
-      fail(path, "header");
+      fail(path, written ? "mapping it executable" : "its header");
       ::close(dump);
       dump = -1;
       return;

@@ -9,7 +9,8 @@
 //   kiln k_sub_26 (train.cpp:42)
 //
 // the kernel's name and the source line of its first output (the names
-// KILN_PROFILE and the dumps use).
+// KILN_PROFILE and the dumps use), in the evaluation that compiled or
+// loaded it: a kernel that later serves another line keeps that name.
 //
 // KILN_PERF_JITDUMP=1: every such kernel is also a code-load record, with
 // its machine code, in $JITDUMPDIR/jit-<pid>.dump (default /tmp): perf's
