@@ -219,7 +219,7 @@ TEST_CASE("perf jitdump: a compiled kernel is a code-load record holding the byt
   CHECK(in_executable_mapping(reinterpret_cast<uintptr_t>(fn), size));
 }
 
-TEST_CASE("perf map: off, nothing is written; an unwritable file turns it off without failing a compile") {
+TEST_CASE("perf map: off, nothing is written, and an unwritable file turns it off without failing a compile") {
   KILN_SKIP_WITHOUT_LLVM();
   TempMap t;
   pm::set_perf_map_file("");
