@@ -22,6 +22,7 @@ struct Loc {
   uint32_t line = 0;
   bool empty() const { return line == 0 && file.empty(); }
   std::string str() const;  // "train.cpp:12", or "" when empty
+  static Loc of(const Node& n) { return Loc{n.loc.file_name(), n.loc.line()}; }  // where n was built
 };
 
 // The graph below some roots, numbered: nodes in topological order (inputs

@@ -586,16 +586,12 @@ std::string kernel_name(const Node& n, const Lowered& l) {
 
 using lowering::Lowerer;
 
-namespace {
-std::string origin_of(const Node& n) { return Loc{n.loc.file_name(), n.loc.line()}.str(); }
-}  // namespace
-
 Lowered lower_node(const Node& out, const NodeSet& materialized, int part) {
   if (out.op != Op::Cat) return lower_group({&out}, materialized);
   Lowerer lw(out, materialized);
   Lowered l = lw.lower_cat(part);
   l.kernel.name = kernel_name(out, l);
-  l.kernel.origin = origin_of(out);
+  l.kernel.origin = Loc::of(out).str();
   return l;
 }
 
@@ -603,7 +599,7 @@ Lowered lower_group(const std::vector<const Node*>& group, const NodeSet& materi
   Lowerer lw(group, materialized);
   Lowered l = lw.lower_group(group);
   l.kernel.name = kernel_name(*group.front(), l);
-  l.kernel.origin = origin_of(*group.front());
+  l.kernel.origin = Loc::of(*group.front()).str();
   return l;
 }
 
@@ -611,7 +607,7 @@ Lowered lower_assign_scatter(const Node& assign, const NodeSet& materialized) {
   Lowerer lw(assign, materialized);
   Lowered l = lw.lower_assign_scatter();
   l.kernel.name = kernel_name(assign, l) + "_scatter";
-  l.kernel.origin = origin_of(assign);
+  l.kernel.origin = Loc::of(assign).str();
   return l;
 }
 

@@ -21,7 +21,7 @@ Loc GraphView::loc(const Node* n) const {
     auto it = loaded_locs.find(n);
     return it == loaded_locs.end() ? Loc{} : it->second;
   }
-  return Loc{n->loc.file_name(), n->loc.line()};
+  return Loc::of(*n);
 }
 
 GraphView view_graph(std::vector<NodePtr> roots) {
@@ -167,7 +167,7 @@ std::string node_lines(const std::vector<const Node*>& nodes) {
   std::vector<std::string> seen;
   std::string out;
   for (const Node* n : nodes) {
-    const std::string l = Loc{n->loc.file_name(), n->loc.line()}.str();
+    const std::string l = Loc::of(*n).str();
     if (l.empty() || std::find(seen.begin(), seen.end(), l) != seen.end()) continue;
     out += (seen.empty() ? "" : ", ") + l;
     seen.push_back(l);

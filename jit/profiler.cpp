@@ -66,7 +66,7 @@ void profile_launch(const Step& st, int64_t ns, int64_t bytes) {
   Row& r = p.rows[key];
   if (r.launches == 0) {
     r.name = std::move(name);
-    r.from = Loc{out->loc.file_name(), out->loc.line()}.str();
+    r.from = Loc::of(*out).str();
   }
   ++r.launches;
   r.ns += ns;
