@@ -20,37 +20,14 @@
 #include "codegen/backend.h"
 #include "jit/kernel_cache.h"
 #include "jit/schedule.h"
+#include "temp_cache.h"
 #include "kiln/kiln.h"
 
 using namespace kiln;
+using kiln::test::TempCache;
 namespace fs = std::filesystem;
 
 namespace {
-
-// A fresh cache directory, made the disk cache for the test's duration.
-struct TempCache {
-  fs::path dir;
-  std::string saved;
-  TempCache() {
-    std::string tmpl = (fs::temp_directory_path() / "kiln-disk-cache-XXXXXX").string();
-    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-    dir = tmpl;
-    saved = jit::disk_cache_dir();
-    jit::set_disk_cache_dir(dir.string());
-    jit::clear_memory_kernel_cache();
-  }
-  ~TempCache() {
-    jit::set_disk_cache_dir(saved);
-    jit::clear_memory_kernel_cache();
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-  std::vector<fs::path> files() const {
-    std::vector<fs::path> out;
-    for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path());
-    return out;
-  }
-};
 
 std::string slurp(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);

@@ -26,6 +26,7 @@
 #include "jit/kernel_cache.h"
 #include "jit/schedule.h"
 #include "kernel_builder.h"
+#include "temp_cache.h"
 #include "kiln/kiln.h"
 
 using namespace kiln;
@@ -77,23 +78,12 @@ bool in_executable_mapping(uintptr_t start, uint64_t size) {
 // dropped so the test's kernels load anew; the disk cache in a fresh
 // directory (so a load from it is this test's own).
 struct TempMap {
-  fs::path dir, file;
-  std::string saved_map, saved_cache;
-  TempMap() {
-    std::string tmpl = (fs::temp_directory_path() / "kiln-perf-map-XXXXXX").string();
-    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-    dir = tmpl;
-    file = dir / "perf.map";
-    saved_map = pm::set_perf_map_file(file.string());
-    saved_cache = jit::disk_cache_dir();
-    jit::set_disk_cache_dir((dir / "cache").string());
-    jit::clear_memory_kernel_cache();
-    jit::clear_schedule_cache();
-  }
+  TempCache cache;
+  fs::path dir = make_temp_dir("kiln-perf-map"), file = dir / "perf.map";
+  std::string saved_map = pm::set_perf_map_file(file.string());
+  TempMap() { jit::clear_schedule_cache(); }
   ~TempMap() {
     pm::set_perf_map_file(saved_map);
-    jit::set_disk_cache_dir(saved_cache);
-    jit::clear_memory_kernel_cache();
     jit::clear_schedule_cache();
     std::error_code ec;
     fs::remove_all(dir, ec);
