@@ -85,18 +85,19 @@ const Node* blas_source(const Node* op, const NodeSet& mat) {
 // stored as it is computed, in its own order, BLAS reads it transposed,
 // where storing op would transpose it through tiles first. The value may be
 // a view of the same size between op and the computed node (a convolution's
-// weight gradient reads its columns, a reshaped window view of the padded
-// input, transposed): the deepest such node is stored, whose kernel walks
-// its sources in their order. Null when there is none.
+// weight gradient reads its columns, the window view of the padded input
+// copied in the forward's order, transposed): the first such node below op
+// is stored (the forward's column copy itself: the views below it have
+// more dims, whose loops the copy's kernel no longer merges). Null when
+// there is none.
 const Node* blas_viewed_value(const Node* op) {
-  const Node* best = nullptr;
   for (const Node* x = op; x->op == Op::AsStrided && !has_value(*x->inputs[0]);) {
     x = x->inputs[0].get();
     if (x->numel() != op->numel()) continue;
     std::optional<StridedRead> r = fold_views(op, [&](const Node* y) { return y == x; });
-    if (r && r->base == x && blas_readable(*op, *r)) best = x;
+    if (r && r->base == x && blas_readable(*op, *r)) return x;
   }
-  return best;
+  return nullptr;
 }
 
 // Per library matmul, the stored nodes its step reads (partition decides).

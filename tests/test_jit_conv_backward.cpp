@@ -47,9 +47,9 @@ TEST_CASE("jit: a convolution's weight gradient stores its columns in their own 
     for (const jit::Step& st : s.steps)
       if (st.why.cut == jit::Cut::MatmulOperand) operand = &st;
     REQUIRE(operand != nullptr);
-    // the columns as the forward lays them out: output positions innermost
-    // (W_out), not the 27 taps of the product's [positions, taps] order
-    CHECK(operand->outputs[0]->shape.back() == c.y.size(3));
+    // the columns as the forward lays them out, [taps, positions]: not the
+    // product's [positions, taps] order
+    CHECK(operand->outputs[0]->shape.back() == c.y.size(2) * c.y.size(3));
     CHECK(operand->outputs[0]->numel() == 2 * 27 * c.y.size(2) * c.y.size(3));
     CHECK(explain({gw}).find("(library call, trans b)") != std::string::npos);
     kiln_test::close_to_reference(gw, 1e-5);
