@@ -14,6 +14,7 @@
 // windows back through unfold's rule: PyTorch's transposed convolution).
 #include <string>
 
+#include "core/convolution.h"
 #include "core/ops_common.h"
 #include "core/provenance.h"
 #include "kiln/nn_functional.h"
@@ -48,17 +49,10 @@ Tensor with_bias(Tensor out, const Tensor& bias, bool unbatched) {
   return unbatched ? out.squeeze(0) : out;
 }
 
-struct ConvArgs {
-  Shape stride, dilation;
-  Shape pad_before, pad_after;  // per spatial dim
-};
+}  // namespace
 
-Tensor conv_nd(const Tensor& input, const Tensor& weight, const Tensor& bias, const ConvArgs& a, int64_t groups,
-               int64_t k, const char* op) {
-  const Tensor x = input.dim() == k + 1 ? input.unsqueeze(0) : input;
-  const int64_t n = x.size(0), c = x.size(1), oc = weight.size(0), cg = c / groups;
-  Shape kernel(weight.sizes().begin() + 2, weight.sizes().end());
-  Shape padded(static_cast<size_t>(k)), dilated(static_cast<size_t>(k)), outs(static_cast<size_t>(k));
+Tensor conv_windows(const Tensor& x, const Shape& kernel, const ConvArgs& a, Shape& outs) {
+  const int64_t k = static_cast<int64_t>(kernel.size());
   Shape pads;  // pad()'s order: the last dim's (before, after) first
   bool any_pad = false;
   for (int64_t j = k - 1; j >= 0; --j) {
@@ -66,6 +60,24 @@ Tensor conv_nd(const Tensor& input, const Tensor& weight, const Tensor& bias, co
     pads.push_back(a.pad_after[j]);
     any_pad = any_pad || a.pad_before[j] != 0 || a.pad_after[j] != 0;
   }
+  Tensor win = any_pad ? pad(x, pads) : x;
+  outs = Shape(static_cast<size_t>(k), 0);
+  for (int64_t j = 0; j < k; ++j) {
+    win = win.unfold(2 + j, a.dilation[j] * (kernel[j] - 1) + 1, a.stride[j]);
+    if (a.dilation[j] > 1) win = win.slice(-1, 0, std::nullopt, a.dilation[j]);
+    outs[j] = win.size(2 + j);
+  }
+  return win;
+}
+
+namespace {
+
+Tensor conv_nd(const Tensor& input, const Tensor& weight, const Tensor& bias, const ConvArgs& a, int64_t groups,
+               int64_t k, const char* op) {
+  const Tensor x = input.dim() == k + 1 ? input.unsqueeze(0) : input;
+  const int64_t n = x.size(0), c = x.size(1), oc = weight.size(0), cg = c / groups;
+  Shape kernel(weight.sizes().begin() + 2, weight.sizes().end());
+  Shape padded(static_cast<size_t>(k)), dilated(static_cast<size_t>(k)), outs;
   for (int64_t j = 0; j < k; ++j) {
     padded[j] = x.size(2 + j) + a.pad_before[j] + a.pad_after[j];
     dilated[j] = a.dilation[j] * (kernel[j] - 1) + 1;
@@ -77,12 +89,9 @@ Tensor conv_nd(const Tensor& input, const Tensor& weight, const Tensor& bias, co
   }(), op, "Calculated padded input size per channel: ", dims_text(padded), ". Kernel size: ", dims_text(dilated),
              ". Kernel size can't be greater than actual input size (input ", input.sizes(), ", weight ",
              weight.sizes(), ")");
-  Tensor win = any_pad ? pad(x, pads) : x;
-  for (int64_t j = 0; j < k; ++j) {
-    win = win.unfold(2 + j, dilated[j], a.stride[j]);
-    if (a.dilation[j] > 1) win = win.slice(-1, 0, std::nullopt, a.dilation[j]);
-    outs[j] = win.size(2 + j);
-  }
+  if (depthwise_folds(x, weight, groups))
+    return with_bias(depthwise_conv(x, weight, a, groups), bias, input.dim() == k + 1);
+  const Tensor win = conv_windows(x, kernel, a, outs);
   // [N, C, O..., K...] -> [N, G, C/G, K..., O...] -> [N, G, C/G * K..., O...]
   Shape split{n, groups, cg};
   for (int64_t j = 0; j < 2 * k; ++j) split.push_back(win.size(2 + j));

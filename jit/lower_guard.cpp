@@ -120,8 +120,57 @@ ValueId Lowerer::where(DType dt, ValueId cond, ValueId a, ValueId b) {
         return add(g);
       }
     }
+  } else if (is_floating_point(dt) && x.op != VOp::Load) {
+    // where(inside, f(x[clamp(e)], ...), fill), f float arithmetic (a
+    // col2im's tap: a gradient times a weight, read at clamped positions):
+    // the loads under f read at e under the same guard (their fill is 0:
+    // where discards f's value there), so the tap loads consecutive
+    // elements under a mask instead of gathering clamped positions
+    std::unordered_map<ValueId, GuardBounds> bounds;
+    conjunct_bounds(k_, cond, bounds);
+    if (!bounds.empty()) {
+      std::unordered_map<ValueId, ValueId> unclamp_memo, memo;
+      const ValueId guarded = guard_loads(a, cond, bounds, unclamp_memo, memo, 0);
+      if (guarded != a) return op3(VOp::Where, dt, cond, guarded, b);
+    }
   }
   return op3(VOp::Where, dt, cond, a, b);
+}
+
+// id with its loads at clamped positions read under `cond` at the
+// unclamped ones, through float arithmetic that cannot trap whatever the
+// loads' fill (no integer division is rebuilt); id itself when none is.
+ValueId Lowerer::guard_loads(ValueId id, ValueId cond, const std::unordered_map<ValueId, GuardBounds>& bounds,
+                             std::unordered_map<ValueId, ValueId>& unclamp_memo,
+                             std::unordered_map<ValueId, ValueId>& memo, int depth) {
+  if (auto it = memo.find(id); it != memo.end()) return it->second;
+  const Value v = val(id);  // a copy: add() may move the values
+  ValueId r = id;
+  if (v.op == VOp::Load && v.args[1] < 0) {
+    const ValueId at = unclamped(v.args[0], bounds, unclamp_memo, 0);
+    if (at != v.args[0]) {
+      Value zero{VOp::Const, v.dtype};
+      Value g = v;
+      g.args[0] = at;
+      g.args[1] = cond;
+      g.args[2] = add(zero);
+      r = add(g);
+    }
+  } else if (depth < 8 && is_floating_point(v.dtype) &&
+             (v.op == VOp::Add || v.op == VOp::Sub || v.op == VOp::Mul || v.op == VOp::Neg || v.op == VOp::Abs ||
+              v.op == VOp::Max || v.op == VOp::Min || v.op == VOp::Cast)) {
+    Value w = v;
+    bool changed = false;
+    for (ValueId& arg : w.args)
+      if (arg >= 0) {
+        const ValueId g = guard_loads(arg, cond, bounds, unclamp_memo, memo, depth + 1);
+        changed = changed || g != arg;
+        arg = g;
+      }
+    if (changed) r = add(w);
+  }
+  memo.emplace(id, r);
+  return r;
 }
 
 }  // namespace kiln::jit::lowering

@@ -344,6 +344,9 @@ class Lowerer {
   ValueId where(DType dt, ValueId cond, ValueId a, ValueId b);
   ValueId unclamped(ValueId id, const std::unordered_map<ValueId, GuardBounds>& bounds,
                     std::unordered_map<ValueId, ValueId>& memo, int depth);
+  ValueId guard_loads(ValueId id, ValueId cond, const std::unordered_map<ValueId, GuardBounds>& bounds,
+                      std::unordered_map<ValueId, ValueId>& unclamp_memo, std::unordered_map<ValueId, ValueId>& memo,
+                      int depth);
 
   // ---- lower_views.cpp ----
   ValueId view(const Node* n, const Idx& idx);

@@ -13,6 +13,7 @@
 #include <numeric>
 
 #include "core/autograd/function.h"
+#include "core/convolution.h"
 #include "core/layout.h"
 #include "core/ops_common.h"
 #include "kiln/nn_functional.h"
@@ -465,6 +466,11 @@ RULE(MaxPool) {
 }
 // ints: the pooling's attributes (avg_pool_backward, core/pooling.cpp).
 RULE(AvgPool) { return {avg_pool_backward(g, f.inputs[0].sizes, f.ints)}; }
+// saved: the input (batched) and the weight of a depthwise convolution;
+// ints: its attributes (core/depthwise_conv.cpp).
+RULE(DepthwiseConv) {
+  return depthwise_conv_backward(g, f.saved_tensor(0), f.saved_tensor(1), f.ints, f.needs(0), f.needs(1));
+}
 RULE(Identity) { (void)f; return {g}; }
 RULE(Zero) { return {zeros_of(f.inputs[0].sizes, g)}; }
 RULE(FillTensor) { return {zeros_of(f.inputs[0].sizes, g), f.needs(1) ? g.sum() : Tensor()}; }
