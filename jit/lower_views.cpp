@@ -8,6 +8,7 @@
 // constant (kConstantStepMax) along some dim reads through the buffer's own
 // sizes, its steps and phases constants: a pooling window's taps are loads
 // that differ by constants (LLVM's interleaved groups, not gathers).
+#include <array>
 #include <cstdint>
 
 #include "jit/lowerer.h"
@@ -90,7 +91,9 @@ ValueId Lowerer::view(const Node* n, const Idx& idx) {
   // many dims, none merged): each dim maps on its own, with no division.
   if (!stored(x)) {
     Idx xi;
-    if (slice_of(n, x, idx, xi) || permutation_of(n, x, idx, xi) || strided_of(n, x, idx, xi)) return value(x, xi);
+    if (slice_of(n, x, idx, xi) || permutation_of(n, x, idx, xi) || strided_of(n, x, idx, xi) ||
+        grouped_reshape(n, x, idx, xi))
+      return value(x, xi);
   } else if (Idx xi; strided_slice(n, x) && slice_of(n, x, idx, xi)) {
     // a strided slice of a buffer: read through x's own sizes (shared by
     // every view of x in the kernel) and constant steps and phases, so
@@ -253,6 +256,60 @@ bool Lowerer::strided_of(const Node* n, const Node* x, const Idx& idx, Idx& xi) 
                           : c <= kConstantStepMax ? imul(idx[d], iconst(c))
                                                   : imul(idx[d], param(n, kSliceStep, d * xr + k, c)));
     }
+  return true;
+}
+
+// A reshape of a value computed inline (offset 0, row-major, as many
+// elements) whose dims pair up with x's in runs of equal element counts:
+// each run maps on its own. A run of one of n's dims that splits into
+// several of x's (group_norm's channels into groups) divides that dim's
+// index alone, an outer loop's value that LLVM hoists; a run of several
+// of n's dims that merge into one of x's multiplies. The general read
+// ravels the flat position and unravels it through every dim of x, a
+// division per dim at every element ([16, 64, 56, 56] group_norm's weight
+// gradient: 28 -> see bench/README.md).
+bool Lowerer::grouped_reshape(const Node* n, const Node* x, const Idx& idx, Idx& xi) {
+  if (n->attrs.ints[0] != 0 || n->numel() != x->numel() || n->numel() == 0 || !row_major_view(n)) return false;
+  std::vector<int64_t> nd, xd;  // the dims of more than one element
+  for (int64_t d = 0; d < n->rank(); ++d)
+    if (n->shape[d] != 1) nd.push_back(d);
+  for (int64_t d = 0; d < x->rank(); ++d)
+    if (x->shape[d] != 1) xd.push_back(d);
+  // the runs: [i0, i1) of nd against [j0, j1) of xd
+  std::vector<std::array<size_t, 4>> runs;
+  size_t i = 0, j = 0;
+  bool grouped = false;
+  while (i < nd.size() && j < xd.size()) {
+    const size_t i0 = i, j0 = j;
+    int64_t pn = n->shape[nd[i++]], px = x->shape[xd[j++]];
+    while (pn != px) {
+      if (pn < px) {
+        if (i == nd.size()) return false;
+        pn *= n->shape[nd[i++]];
+      } else {
+        if (j == xd.size()) return false;
+        px *= x->shape[xd[j++]];
+      }
+    }
+    if (i - i0 > 1 && j - j0 > 1) return false;  // no finer pairing: the general read
+    grouped = grouped || i - i0 > 1 || j - j0 > 1;
+    runs.push_back({i0, i, j0, j});
+  }
+  if (i != nd.size() || j != xd.size() || !grouped) return false;
+  xi.assign(static_cast<size_t>(x->rank()), iconst(0));
+  for (const auto& [i0, i1, j0, j1] : runs) {
+    ValueId flat = idx[static_cast<size_t>(nd[i0])];  // n's run, raveled (a merged run folds back)
+    for (size_t k = i0 + 1; k < i1; ++k) {
+      const ValueId at = idx[static_cast<size_t>(nd[k])], s = size_of(n, nd[k]);
+      const ValueId f = run_mods_.count(at) ? unsplit(flat, at, s) : -1;
+      flat = f >= 0 ? f : iadd(imul(flat, s), at);
+    }
+    for (size_t k = j1; k-- > j0;) {  // x's run, unraveled
+      const ValueId s = size_of(x, xd[k]);
+      xi[static_cast<size_t>(xd[k])] = k == j0 ? flat : imod(flat, s);
+      if (k > j0) flat = idiv(flat, s);
+    }
+  }
   return true;
 }
 

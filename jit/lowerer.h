@@ -353,6 +353,7 @@ class Lowerer {
   bool slice_of(const Node* n, const Node* x, const Idx& idx, Idx& xi);
   bool strided_of(const Node* n, const Node* x, const Idx& idx, Idx& xi);
   bool permutation_of(const Node* n, const Node* x, const Idx& idx, Idx& xi);
+  bool grouped_reshape(const Node* n, const Node* x, const Idx& idx, Idx& xi);
 
   // ---- lower_reduce.cpp: reductions inside a row kernel ----
   struct Row {
