@@ -110,6 +110,10 @@ Normalized normalize_over(const Tensor& x, const Shape& dims, double eps);
 // masked gathers that fuses into one kernel (no scatter); longer ones
 // index_add.
 Tensor fold_windows(const Tensor& windows, int64_t d, int64_t n, int64_t step, int64_t dilation);
+// fold_windows' adjoint (its gradient, Col2ImBackward0): the windows of
+// shape `windows` read from g [.., n, ..]: a view of g (cropped to the
+// windows' reach, or padded with zeros past its end), unfolded.
+Tensor unfold_windows(const Tensor& g, const Shape& windows, int64_t d, int64_t step, int64_t dilation);
 // The gradient of avg_pool (pooling.cpp) for an input of input_sizes; ints
 // as avg_pool records them: {k, ceil_mode, count_include_pad, has divisor,
 // divisor, kernel..., stride..., padding...}.

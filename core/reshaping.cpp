@@ -9,6 +9,7 @@
 
 #include "core/ops_common.h"
 #include "core/provenance.h"
+#include "kiln/nn_functional.h"
 
 namespace kiln {
 
@@ -118,7 +119,10 @@ Tensor Tensor::unfold(int64_t dimension, int64_t size, int64_t step, SourceLoc l
 // Output position i gathers window o's element k where o * step + k *
 // dilation == i, for each k: a masked gather per k.
 constexpr int64_t kGatheredWindow = 16;
-Tensor fold_windows(const Tensor& windows, int64_t d, int64_t n, int64_t step, int64_t dilation) {
+
+namespace {
+
+Tensor fold_values(const Tensor& windows, int64_t d, int64_t n, int64_t step, int64_t dilation) {
   const int64_t count = windows.size(d), size = windows.size(-1);
   Shape in = windows.sizes();
   in.pop_back();
@@ -151,6 +155,39 @@ Tensor fold_windows(const Tensor& windows, int64_t d, int64_t n, int64_t step, i
     sum = sum.defined() ? sum + term : term;
   }
   return sum;
+}
+
+}  // namespace
+
+// The gradient is its adjoint, a view of g (Col2ImBackward0: unfold_windows),
+// not the gathers' own (a scatter per tap into zeros: a transposed
+// convolution's input gradient ran three scatters and a copy).
+Tensor fold_windows(const Tensor& windows, int64_t d, int64_t n, int64_t step, int64_t dilation) {
+  if (!autograd::should_record({&windows})) return fold_values(windows, d, n, step, dilation);
+  Tensor out;
+  {
+    const NoGradGuard no_grad;
+    out = fold_values(windows, d, n, step, dilation);
+  }
+  if (auto f = record(GradFn::Col2ImBackward0, out, {&windows})) f->ints = {d, step, dilation};
+  return out;
+}
+
+Tensor unfold_windows(const Tensor& g, const Shape& windows, int64_t d, int64_t step, int64_t dilation) {
+  const int64_t count = windows[static_cast<size_t>(d)], size = windows.back(), n = g.size(d);
+  if (count == 0 || size == 0 || n == 0)
+    return zeros(windows, TensorOptions(g.dtype()).device(g.device()));
+  // the positions the windows read: g cropped to them, or zeros past its end
+  const int64_t span = (size - 1) * dilation + 1, reach = (count - 1) * step + span;
+  Tensor r = g;
+  if (reach < n) r = g.narrow(d, 0, reach);
+  if (reach > n) {
+    Shape pads(static_cast<size_t>(2 * (g.dim() - d)), 0);
+    pads.back() = reach - n;
+    r = pad(g, pads);
+  }
+  Tensor w = r.unfold(d, span, step);
+  return dilation > 1 ? w.slice(-1, 0, std::nullopt, dilation) : w;
 }
 
 Tensor Tensor::broadcast_to(const Shape& size, SourceLoc loc) const {

@@ -220,6 +220,25 @@ TEST_CASE("gradcheck: avg_pool's own backward (AvgPool2DBackward0) in every mode
   check2("second order", pool([](const Tensor& t) { return avg_pool2d(t * t, {3}, {2}, {1}); }), {x});
 }
 
+TEST_CASE("gradcheck: convolutions through col2im's own backward (Col2ImBackward0), first and second order") {
+  // conv's input gradient folds its columns back (fold_windows), whose
+  // gradient is the windows unfolded from g; a transposed convolution
+  // folds in its forward; both twice differentiated; a narrow's and a
+  // select's gradient pads g with zeros
+  const Tensor x = input({2, 2, 5, 4}), w = input({3, 2, 3, 2}), t = input({2, 3, 3, 2});
+  const Tensor wt = input({3, 2, 3, 3});
+  check("conv_transpose2d, stride 2, padding 1, output padding",
+        [&](auto& v) { return conv_transpose2d(v[0], v[1], {}, {2}, {1}, {1}); }, {t, wt});
+  check("conv_transpose2d, dilation 2, stride (1, 2)",
+        [&](auto& v) { return conv_transpose2d(v[0], v[1], {}, {1, 2}, {0}, {0}, 1, {2}); }, {t, wt});
+  check2("conv2d second order, stride 2, padding 1",
+         [&](auto& v) { return conv2d(v[0], v[1], {}, {2}, {1}); }, {x, w});
+  check2("conv_transpose2d second order", [&](auto& v) { return conv_transpose2d(v[0], v[1], {}, {2}, {1}); },
+         {t, wt});
+  check2("narrow and select, second order",
+         [](auto& v) { return (v[0] * v[0]).narrow(1, 1, 2) + v[0].select(1, 3).unsqueeze(1); }, {input({3, 4})});
+}
+
 TEST_CASE("gradcheck: in-place ops and writes through views") {
   manual_seed(8);
   Tensor x = input({2, 3}), y = input({3}), s = input({});

@@ -137,6 +137,7 @@ namespace kiln::autograd {
   X(AvgPool2DBackward0, "AvgPool2DBackward0", AvgPool)           \
   X(AvgPool3DBackward0, "AvgPool3DBackward0", AvgPool)           \
   X(ConvolutionBackward0, "ConvolutionBackward0", DepthwiseConv)  \
+  X(Col2ImBackward0, "Col2ImBackward0", Col2Im)                \
   X(CloneBackward0, "CloneBackward0", Identity)                \
   X(ToCopyBackward0, "ToCopyBackward0", Identity)              \
   X(AliasBackward0, "AliasBackward0", Identity)                \
