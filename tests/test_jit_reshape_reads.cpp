@@ -2,7 +2,8 @@
 // shapes pair up in runs of equal element counts (jit/lower_views.cpp,
 // grouped_reshape): a split dim divides its own index only, merged dims
 // multiply; the general read unravels the flat position through every dim
-// of the value, a division per dim at every element. Pinned: the kernels'
+// of the value, a division per dim at every element (kept where the split
+// dim is the last one). Pinned: the kernels'
 // divisions, and every reshape's values against the reference evaluator,
 // compiled and interpreted (the fallback's too).
 #include <doctest/doctest.h>
@@ -39,12 +40,15 @@ TEST_CASE("jit: a reshape of a computed value reads it dim by dim") {
   CHECK(divisions(merge) == 0);
   kiln_test::check_jit(merge);
   // the other way (group_norm's gradient reads its normalized groups as
-  // channels): each split dim divides its own index, one division and one
-  // remainder per split, not one of each per dim of the value
-  const Tensor y = data({2, 3, 4, 5, 6}), h = data({1, 12, 1}, 0.25);
-  const Tensor split = (y.exp() - 1).reshape({2, 12, 30}) * h;
-  CHECK(divisions(split) == 4);
+  // channels): the split dim divides its own index, one division and one
+  // remainder, not one of each per dim of the value
+  const Tensor y = data({2, 3, 4, 5, 6}), h = data({1, 12, 1, 1}, 0.25);
+  const Tensor split = (y.exp() - 1).reshape({2, 12, 5, 6}) * h;
+  CHECK(divisions(split) == 2);
   kiln_test::check_jit_close(split, 1e-6);
+  // a split of the last dim: the general read (it divides at every element
+  // either way)
+  kiln_test::check_jit_close((y.exp() - 1).reshape({2, 12, 30}) * data({1, 12, 1}, 0.25), 1e-6);
   // a split and a merge in one reshape, size-1 dims on both sides
   const Tensor z = data({6, 1, 10, 7}), k = data({2, 1, 1, 1, 70}, 0.5);
   kiln_test::check_jit((z * z).reshape({2, 3, 1, 1, 70}) + k);
