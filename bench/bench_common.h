@@ -3,6 +3,7 @@
 // and the little JSON they write. Header-only; not part of kiln.
 #pragma once
 
+#include <dlfcn.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -108,6 +109,17 @@ inline int setup_threads(int requested) {
   if (requested <= 0 && !std::getenv("KILN_NUM_THREADS")) requested = 1;
   if (requested > 0) setenv("KILN_NUM_THREADS", std::to_string(requested).c_str(), 1);
   return kiln_threads();
+}
+
+// OpenBLAS (kiln's matmul, and LibTorch's on Debian) runs one thread per core
+// unless told otherwise: give it the benchmark's thread count. False when the
+// program has no openblas_set_num_threads.
+inline bool set_openblas_threads(int n) {
+  using SetThreads = void (*)(int);
+  auto f = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
+  if (!f) return false;
+  f(n);
+  return true;
 }
 
 // Sets LibTorch's thread count and returns its version; "" when the program

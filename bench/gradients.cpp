@@ -29,8 +29,6 @@
 #include <torch/torch.h>
 #endif
 
-#include <dlfcn.h>
-
 #include <functional>
 #include <sstream>
 
@@ -59,14 +57,6 @@ Options parse(int argc, char** argv) {
   }
   if (o.quick && !o.samples_given) o.samples = 3;
   return o;
-}
-
-bool set_openblas_threads(int n) {
-  using SetThreads = void (*)(int);
-  auto f = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
-  if (!f) return false;
-  f(n);
-  return true;
 }
 
 // One layer: the shapes of its inputs (all require grad) and of gy, its

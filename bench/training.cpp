@@ -41,7 +41,6 @@
 #include <torch/torch.h>
 #endif
 
-#include <dlfcn.h>
 
 #include <cstdint>
 #include <functional>
@@ -101,16 +100,6 @@ Options parse(int argc, char** argv) {
     o.graph_iters = 300;
   }
   return o;
-}
-
-// OpenBLAS (kiln's matmul, and LibTorch's on Debian) runs one thread per core
-// unless told otherwise: give it the benchmark's thread count.
-bool set_openblas_threads(int n) {
-  using SetThreads = void (*)(int);
-  auto f = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
-  if (!f) return false;
-  f(n);
-  return true;
 }
 
 // ------------------------------------------- (a) linear regression --
