@@ -280,7 +280,17 @@ void partition(const Graph& g, const std::vector<NodePtr>& roots, const Schedule
       }
       case OpClass::Write: {
         store(mat, cuts, n, Cut::Write);
-        if (n->op != Op::Assign) break;  // the scatters
+        if (n->op != Op::Assign) {  // the scatters
+          // A computed index is stored first: the scatter's loop is serial
+          // and scalar (positions may repeat), its own kernel vectorizes
+          // and splits over the cores (max_pool's gradient scattering to
+          // the window maxima: 27 -> 6.7 ms at [16, 64, 56, 56], 3 x 3).
+          const Node* index = n->inputs[1].get();
+          while (index->op == Op::AsStrided && !has_value(*index)) index = index->inputs[0].get();
+          if (!has_value(*index) && !mat.count(index) && index->op != Op::Full)
+            store(mat, cuts, index, Cut::ScatterIndex);
+          break;
+        }
         // A source computed from the tensor it is written into (x[0] += 1)
         // is stored first, so that the scatter does not read the base and
         // the write can go into the base's buffer (executor.cpp): storing

@@ -113,6 +113,7 @@ enum class Cut : uint8_t {
   Scan,             // a cumsum: its own kernel, a loop carrying the running value
   Sort,             // a sort: a library step sorting the rows of its stored input
   SortInput,        // a computed value a sort reads: stored first
+  ScatterIndex,     // a scatter's computed index: its own kernel, not the scatter's serial loop
 };
 const char* cut_name(Cut c);  // a short id: "output", "shared-reduction", ...
 const char* cut_text(Cut c);  // a phrase: "a reduction read by several kernels"

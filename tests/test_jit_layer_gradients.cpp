@@ -1,10 +1,13 @@
-// A convolution's gradients as kernels: the weight gradient's column copy is
-// stored in the columns' own order (positions innermost, as the forward
-// copy) and BLAS reads it transposed, not a copy in the product's order
-// that walks the input across its rows; the input gradient's col2im (the
-// window gradients summed back through unfold's rule: masked shifted reads
-// per tap) is one kernel that reads the column gradient once, nothing stored
-// between its two spatial dims. Values against the reference evaluator.
+// Layers' gradients as kernels. A convolution's weight gradient stores its
+// column copy in the columns' own order (positions innermost, as the
+// forward copy) and BLAS reads it transposed, not a copy in the product's
+// order that walks the input across its rows; its input gradient's col2im
+// (the window gradients summed back through unfold's rule: masked shifted
+// reads per tap) is one kernel that reads the column gradient once,
+// nothing stored between its two spatial dims. A transposed convolution's
+// gradients unfold g, with no scatter; a narrow's and a select's pad g. A
+// max pool's gradient scatters to window maxima computed first, in a kernel
+// of their own. Values against the reference evaluator.
 #include <doctest/doctest.h>
 
 #include "jit/schedule.h"
@@ -112,4 +115,26 @@ TEST_CASE("jit: a narrow's and a select's gradients are g padded with zeros, one
       CHECK(n[i * 9 + j] == (j >= 3 && j < 7 ? a[i * 4 + j - 3] : 0.0));
       CHECK(l[i * 9 + j] == (j == 7 ? b[i] : 0.0));
     }
+}
+
+TEST_CASE("jit: a max pool's gradient computes its window maxima' positions before its scatter") {
+  // the scatter's loop is serial (positions may repeat): the positions
+  // (a window argmax) are stored by their own kernel, the scatter reads them
+  const Tensor x = data({2, 3, 11, 9}).requires_grad_();
+  x.eval();
+  const Tensor y = max_pool2d(x, {3}, {2}, {1});
+  const Tensor gy = data(y.sizes(), 0.5);
+  gy.eval();
+  const Tensor gx = grad({y}, {x}, {gy})[0];
+  const jit::Schedule s = kiln_test::plan(gx);
+  const Node* positions = nullptr;
+  for (const jit::Step& st : s.steps)
+    if (st.why.cut == jit::Cut::ScatterIndex) positions = st.outputs[0];
+  REQUIRE(positions != nullptr);
+  CHECK(positions->dtype == kInt64);
+  bool read = false;
+  for (const jit::Step& st : s.steps)
+    for (const Node* in : st.inputs) read = read || (in == positions && st.why.cut == jit::Cut::Write);
+  CHECK(read);
+  kiln_test::check_jit(gx);
 }
