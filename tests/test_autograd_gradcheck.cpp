@@ -223,8 +223,7 @@ TEST_CASE("gradcheck: avg_pool's own backward (AvgPool2DBackward0) in every mode
 TEST_CASE("gradcheck: convolutions through col2im's own backward (Col2ImBackward0), first and second order") {
   // conv's input gradient folds its columns back (fold_windows), whose
   // gradient is the windows unfolded from g; a transposed convolution
-  // folds in its forward; both twice differentiated; a narrow's and a
-  // select's gradient pads g with zeros
+  // folds in its forward; both twice differentiated
   const Tensor x = input({2, 2, 5, 4}), w = input({3, 2, 3, 2}), t = input({2, 3, 3, 2});
   const Tensor wt = input({3, 2, 3, 3});
   check("conv_transpose2d, stride 2, padding 1, output padding",

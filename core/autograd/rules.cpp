@@ -389,25 +389,13 @@ RULE(Stack) {
     r.push_back(f.needs(i) ? g.select(f.ints[0], static_cast<int64_t>(i)) : Tensor());
   return r;
 }
-// The gradient of a run of consecutive positions of dim d (a select, a
-// slice of step 1): g with zeros before and after along d, a guarded read
-// that fuses into the kernel reading it, where zeros and a write of g into
-// them are a copy and a scatter (a transposed convolution's cropped padding).
-Tensor padded_along(const Tensor& g, int64_t d, int64_t before, int64_t after) {
-  Shape pads(static_cast<size_t>(2 * (g.dim() - d)), 0);
-  pads[pads.size() - 2] = before;
-  pads.back() = after;
-  return pad(g, pads);
-}
 RULE(Select) {  // ints {dim, index}
-  const int64_t d = f.ints[0], i = f.ints[1];
-  return {padded_along(g.unsqueeze(d), d, i, f.inputs[0].sizes[static_cast<size_t>(d)] - 1 - i)};
+  return {scatter_into(f, g, [&](const Tensor& z) { return z.select(f.ints[0], f.ints[1]); })};
 }
 RULE(Slice) {  // ints {dim, start, end, step}
-  const int64_t d = f.ints[0], start = f.ints[1], end = f.ints[2], step = f.ints[3];
-  if (step == 1 || end - start <= 1)
-    return {padded_along(g, d, start, f.inputs[0].sizes[static_cast<size_t>(d)] - start - g.size(d))};
-  return {scatter_into(f, g, [&](const Tensor& z) { return z.slice(d, start, end, step); })};
+  return {scatter_into(f, g, [&](const Tensor& z) {
+    return z.slice(f.ints[0], f.ints[1], f.ints[2], f.ints[3]);
+  })};
 }
 RULE(Reshape) { return {g.reshape(f.inputs[0].sizes)}; }
 RULE(Transpose) {  // ints {dim0, dim1}, empty for t() of a vector
