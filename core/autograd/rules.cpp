@@ -428,11 +428,11 @@ RULE(Diagonal) {  // ints {offset, dim1, dim2}: g written on that diagonal of ze
   z.diagonal(f.ints[0], f.ints[1], f.ints[2]).copy_(g);
   return {z};
 }
-// ints {dim, size, step}: each window's gradient added back at its
-// positions (fold_windows, core/reshaping.cpp).
 // ints {dim, step, dilation}: fold_windows' adjoint reads each window's
 // elements back from g (core/reshaping.cpp).
 RULE(Col2Im) { return {unfold_windows(g, f.inputs[0].sizes, f.ints[0], f.ints[1], f.ints[2])}; }
+// ints {dim, size, step}: each window's gradient added back at its
+// positions (fold_windows, core/reshaping.cpp).
 RULE(Unfold) {
   const Shape& in = f.inputs[0].sizes;
   if (in.empty()) return {g.sum().reshape({})};
