@@ -5,9 +5,9 @@
 // (the window gradients summed back through unfold's rule: masked shifted
 // reads per tap) is one kernel that reads the column gradient once,
 // nothing stored between its two spatial dims. A transposed convolution's
-// gradients unfold g, with no scatter per tap. A
-// max pool's gradient scatters to window maxima computed first, in a kernel
-// of their own. Values against the reference evaluator.
+// gradients unfold g, with no scatter per tap. A max pool's gradient
+// scatters to window maxima computed first, in a kernel of their own.
+// Values against the reference evaluator.
 #include <doctest/doctest.h>
 
 #include "jit/schedule.h"
