@@ -59,8 +59,9 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-// One layer: the shapes of its inputs (all require grad) and of gy, its
-// forward in both libraries. Integer inputs (labels) are built by each side.
+// One layer: the shapes of its inputs (all require grad; gy takes the
+// output's), its forward in both libraries. Integer inputs (labels) are
+// built outside, one tensor per library.
 using KilnLayer = std::function<kiln::Tensor(const std::vector<kiln::Tensor>&)>;
 struct Case {
   const char* name;
@@ -78,11 +79,11 @@ struct Case {
 #define TORCH(...)
 #endif
 
-// Seconds per call of f: the median and minimum over samples of a loop of at
-// least 20 ms; f and g (when given) alternate sample by sample.
+// A variant's median and minimum over samples (-1: not run).
 struct Timing {
   double median = -1, min = -1;
 };
+// One sample: seconds per call of f over a loop of at least 20 ms.
 double per_call(const std::function<void()>& f) {
   const auto t0 = Clock::now();
   int n = 0;

@@ -45,7 +45,8 @@ ConvArgs args_of(const std::vector<int64_t>& ints, int64_t k) {
 }  // namespace
 
 bool depthwise_folds(const Tensor& x, const Tensor& weight, int64_t groups) {
-  return x.size(1) == groups && weight.size(1) == 1 && Shape(kernel_of(weight)).numel() <= kFoldedConvTaps;
+  const int64_t taps = Shape(kernel_of(weight)).numel();
+  return x.size(1) == groups && weight.size(1) == 1 && taps >= 1 && taps <= kFoldedConvTaps;
 }
 
 Tensor depthwise_conv(const Tensor& x, const Tensor& weight, const ConvArgs& a, int64_t groups) {
@@ -58,15 +59,10 @@ Tensor depthwise_conv(const Tensor& x, const Tensor& weight, const ConvArgs& a, 
     const Tensor win = conv_windows(x, kernel, a, outs).unsqueeze(2);  // [N, G, 1, O..., K...]
     const Tensor w = weight_along_windows(weight, groups, k);          // [1, G, m, 1..., K...]
     Shape tap(static_cast<size_t>(k), 0);
-    for (int64_t t = 0; t < kernel.numel(); ++t) {
-      Tensor xt = win, wt = w;
-      for (int64_t j = k - 1; j >= 0; --j) {
-        xt = xt.select(-1, tap[j]);
-        wt = wt.select(-1, tap[j]);
-      }
-      out = out.defined() ? out + xt * wt : xt * wt;
-      for (int64_t j = k - 1; j >= 0 && ++tap[j] == kernel[j]; --j) tap[j] = 0;
-    }
+    do {
+      const Tensor term = window_tap(win, tap) * window_tap(w, tap);
+      out = out.defined() ? out + term : term;
+    } while (next_tap(tap, kernel));
     Shape out_shape{n, oc};
     out_shape.insert(out_shape.end(), outs.begin(), outs.end());
     out = out.reshape(out_shape);
@@ -108,12 +104,8 @@ std::vector<Tensor> depthwise_conv_backward(const Tensor& g, const Tensor& x, co
     for (int64_t j = 0; j < k; ++j) dims.push_back(3 + j);
     std::vector<Tensor> per_tap;
     Shape tap(static_cast<size_t>(k), 0);
-    for (int64_t t = 0; t < kernel.numel(); ++t) {
-      Tensor xt = win;
-      for (int64_t j = k - 1; j >= 0; --j) xt = xt.select(-1, tap[j]);
-      per_tap.push_back((gg * xt).sum(dims));
-      for (int64_t j = k - 1; j >= 0 && ++tap[j] == kernel[j]; --j) tap[j] = 0;
-    }
+    do per_tap.push_back((gg * window_tap(win, tap)).sum(dims));
+    while (next_tap(tap, kernel));
     grads[1] = stack(per_tap, -1).reshape(weight.sizes());
   }
   return grads;

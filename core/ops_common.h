@@ -110,6 +110,12 @@ Normalized normalize_over(const Tensor& x, const Shape& dims, double eps);
 // masked gathers that fuses into one kernel (no scatter); longer ones
 // index_add.
 Tensor fold_windows(const Tensor& windows, int64_t d, int64_t n, int64_t step, int64_t dilation);
+// A window's taps in row-major order (pooling's folds, depthwise
+// convolution): tap, one index per window dim, steps to the next one
+// (false past the last); window_tap selects it from windows whose last
+// tap.size() dims are the window's.
+bool next_tap(Shape& tap, const Shape& kernel);
+Tensor window_tap(const Tensor& windows, const Shape& tap);
 // fold_windows' adjoint (its gradient, Col2ImBackward0): the windows of
 // shape `windows` read from g [.., n, ..]: a view of g (cropped to the
 // windows' reach, or padded with zeros past its end), unfolded.

@@ -227,7 +227,7 @@ std::tuple<Tensor, Tensor> max_pool_values(const Tensor& input, const Pool& p, b
           at_nan = where(is_nan, here, at_nan);
         }
       }
-      for (int64_t j = k - 1; j >= 0 && ++tap[j] == p.kernel[j]; --j) tap[j] = 0;
+      next_tap(tap, p.kernel);
     }
     const Tensor any_nan = nan.isnan();
     const Tensor best = where(any_nan, nan, big);
@@ -294,12 +294,10 @@ Tensor window_sums(const Tensor& input, const Pool& p) {
   const DType acc = floating ? DType::Float64 : DType::Int64;
   Tensor sum;
   Shape tap(static_cast<size_t>(p.k), 0);
-  for (int64_t t = 0; t < taps; ++t) {
-    Tensor v = w;
-    for (int64_t j = p.k - 1; j >= 0; --j) v = v.select(-1, tap[j]);
-    sum = sum.defined() ? sum + v.to(acc) : v.to(acc);
-    for (int64_t j = p.k - 1; j >= 0 && ++tap[j] == p.kernel[j]; --j) tap[j] = 0;
-  }
+  do {
+    const Tensor v = window_tap(w, tap).to(acc);
+    sum = sum.defined() ? sum + v : v;
+  } while (next_tap(tap, p.kernel));
   return sum.to(floating ? input.dtype() : DType::Int64);
 }
 
@@ -432,7 +430,7 @@ Tensor avg_pool_backward(const Tensor& g, const Shape& input_sizes, const std::v
       }
       const Tensor term = where(ok, read, 0.0);
       sum = sum.defined() ? sum + term : term;
-      for (int64_t j = k - 1; j >= 0 && ++tap[j] == p.kernel[j]; --j) tap[j] = 0;
+      next_tap(tap, p.kernel);
     }
     return sum;
   }

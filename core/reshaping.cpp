@@ -159,6 +159,20 @@ Tensor fold_values(const Tensor& windows, int64_t d, int64_t n, int64_t step, in
 
 }  // namespace
 
+bool next_tap(Shape& tap, const Shape& kernel) {
+  for (size_t j = tap.size(); j-- > 0;) {
+    if (++tap[j] < kernel[j]) return true;
+    tap[j] = 0;
+  }
+  return false;
+}
+
+Tensor window_tap(const Tensor& windows, const Shape& tap) {
+  Tensor v = windows;
+  for (size_t j = tap.size(); j-- > 0;) v = v.select(-1, tap[j]);
+  return v;
+}
+
 // The gradient is its adjoint, a view of g (Col2ImBackward0: unfold_windows),
 // not the gathers' own (a scatter per tap into zeros: a transposed
 // convolution's input gradient ran three scatters and a copy).
