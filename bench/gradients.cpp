@@ -2,7 +2,8 @@
 // inputs, kiln against LibTorch (when it was found at configure time), on
 // the layers whose backward kiln derives through views, gathers and
 // windows: convolutions (3 x 3, strided, depthwise, transposed), group and
-// layer norm, pooling, softmax, a linear layer, cross-entropy, a narrow.
+// layer norm, pooling, softmax, a linear layer, cross-entropy, a narrow,
+// a split's pieces (GLU), columns selected one by one.
 //
 // Each step builds the layer on inputs that require grad and takes
 // grad(y, inputs, gy) for a fixed gy (torch.autograd.grad), evaluating
@@ -157,6 +158,14 @@ int main(int argc, char** argv) {
        [&](auto& v) { return cross_entropy(v[0], labels); } TORCH(F::cross_entropy(v[0], tlabels))},
       {"narrow", "x.narrow(1, 100, 1800) * 2, x [2048, 2048]", {{2048, 2048}},
        [](auto& v) { return v[0].narrow(1, 100, 1800) * 2; } TORCH(v[0].narrow(1, 100, 1800) * 2)},
+      {"glu", "a * sigmoid(b), a, b = x.chunk(2, 1), x [4096, 2048]", {{4096, 2048}},
+       [](auto& v) {
+         auto h = v[0].chunk(2, 1);
+         return h[0] * h[1].sigmoid();
+       } TORCH(v[0].chunk(2, 1)[0] * v[0].chunk(2, 1)[1].sigmoid())},
+      {"columns", "x[:, 0] * x[:, 1] + x[:, 2], x [2^21, 3]", {{1 << 21, 3}},
+       [](auto& v) { return v[0].select(1, 0) * v[0].select(1, 1) + v[0].select(1, 2); }
+       TORCH(v[0].select(1, 0) * v[0].select(1, 1) + v[0].select(1, 2))},
   };
 
   std::printf("%-15s %-70s %18s %18s %12s %10s\n", "case", "layer", "kiln", "libtorch", "kiln/torch", "max diff");

@@ -89,7 +89,8 @@ enum class VOp : uint8_t {
   Const,      // a scalar of `dtype`: f for floating dtypes, i for integers and bool
   // memory
   Load,       // a = buffer slot, args[0] = element index (Int64); guarded: args[1] (Bool) >= 0, see above
-  // elementwise math; operand dtypes equal the result dtype unless stated
+  // elementwise math, Add to Sign (lower_guard.cpp rebuilds this range);
+  // operand dtypes equal the result dtype unless stated
   Add, Sub, Mul, Div, Mod, Pow, Atan2, Max, Min,
   Neg, Abs, Exp, Expm1, Log, Log1p, Sqrt, Rsqrt, Sin, Cos, Tanh, Erf, Sigmoid, Relu,
   Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Log2, Log10, Exp2,

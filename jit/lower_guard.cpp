@@ -138,8 +138,9 @@ ValueId Lowerer::where(DType dt, ValueId cond, ValueId a, ValueId b) {
 }
 
 // id with its loads at clamped positions read under `cond` at the
-// unclamped ones, through float arithmetic that cannot trap whatever the
-// loads' fill (no integer division is rebuilt); id itself when none is.
+// unclamped ones, through float math, which cannot trap whatever the
+// loads' fill (no integer op is rebuilt); id itself when none is. The
+// kernel IR lists the elementwise math ops from Add to Sign.
 ValueId Lowerer::guard_loads(ValueId id, ValueId cond, const std::unordered_map<ValueId, GuardBounds>& bounds,
                              std::unordered_map<ValueId, ValueId>& unclamp_memo,
                              std::unordered_map<ValueId, ValueId>& memo, int depth) {
@@ -164,8 +165,7 @@ ValueId Lowerer::guard_loads(ValueId id, ValueId cond, const std::unordered_map<
       r = add(g);
     }
   } else if (depth < 8 && is_floating_point(v.dtype) &&
-             (v.op == VOp::Add || v.op == VOp::Sub || v.op == VOp::Mul || v.op == VOp::Neg || v.op == VOp::Abs ||
-              v.op == VOp::Max || v.op == VOp::Min || v.op == VOp::Cast)) {
+             ((v.op >= VOp::Add && v.op <= VOp::Sign) || v.op == VOp::Where || v.op == VOp::Cast)) {
     Value w = v;
     bool changed = false;
     for (ValueId& arg : w.args)

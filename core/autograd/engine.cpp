@@ -65,6 +65,13 @@ struct Task {
   std::vector<Tensor> captured;
 };
 
+// After f's rule ran: its saved tensors go unless the graph is kept.
+void release(Function& f, const Task& task) {
+  if (task.keep_graph) return;
+  f.released = true;
+  f.saved.clear();
+}
+
 // Functions reachable from the roots, parents before children.
 std::vector<Function*> topological_order(const std::vector<FunctionPtr>& roots) {
   std::vector<Function*> post;
@@ -104,20 +111,33 @@ void run(const std::vector<FunctionPtr>& roots, const std::vector<Tensor>& root_
       if (need) needed[f] = true;
     }
   }
-  thread_local PtrMap<Tensor> buffers;
+  // A function's gradient so far: a dense sum, and the runs that views of
+  // its result give it (gradient_run), placed together when it runs.
+  struct Pending {
+    Tensor dense;
+    std::vector<GradRun> runs;
+    Shape sizes;     // the runs' whole
+    SourceLoc loc;   // the first run's view, for the nodes that place them
+  };
+  thread_local PtrMap<Pending> buffers;
   buffers.reset(order.size());
   auto add_to = [&](const Function* f, Tensor g) {
-    Tensor& b = buffers[f];
+    Tensor& b = buffers[f].dense;
     if (b.defined()) b = b + g;
     else b = std::move(g);
   };
   for (size_t i = 0; i < roots.size(); ++i) add_to(roots[i].get(), root_grads[i]);
 
   for (Function* f : order) {
-    Tensor* slot = buffers.find(f);
-    if (!slot || !slot->defined()) continue;
-    Tensor g = std::move(*slot);
-    *slot = Tensor();
+    Pending* slot = buffers.find(f);
+    if (!slot || (!slot->dense.defined() && slot->runs.empty())) continue;
+    Tensor g = std::move(slot->dense);
+    if (!slot->runs.empty()) {
+      const LocScope at(slot->loc, kForceLoc);
+      Tensor placed = place_runs(std::move(slot->runs), slot->sizes);
+      g = g.defined() ? g + placed : placed;
+    }
+    *slot = Pending();
     if (const size_t* c = task.capture.find(f)) task.captured[*c - 1] = g;
     if (capturing) {
       bool feeds = false;
@@ -134,6 +154,15 @@ void run(const std::vector<FunctionPtr>& roots, const std::vector<Tensor>& root_
         if (auto t = w.lock())
           if (t->retains_grad && t->grad_fn.get() == f) accumulate(*t, g);
     const LocScope at(f->loc, kForceLoc);
+    if (f->next[0] && f->inputs[0].dtype == g.dtype() && f->inputs[0].device == g.device())
+      if (std::optional<GradRun> run = gradient_run(*f, g)) {
+        Pending& p = buffers[f->next[0].get()];
+        if (p.runs.empty()) p.loc = f->loc;
+        p.sizes = f->inputs[0].sizes;
+        p.runs.push_back(std::move(*run));
+        release(*f, task);
+        continue;
+      }
     std::vector<Tensor> grads = apply_rule(*f, g);
     KILN_INTERNAL_ASSERT(grads.size() == f->next.size(), f->name(), " returned ", grads.size(),
                          " gradients for ", f->next.size(), " inputs");
@@ -141,10 +170,7 @@ void run(const std::vector<FunctionPtr>& roots, const std::vector<Tensor>& root_
       if (!f->next[i] || !grads[i].defined()) continue;
       add_to(f->next[i].get(), to_input(std::move(grads[i]), f->inputs[i]));
     }
-    if (!task.keep_graph) {
-      f->released = true;
-      f->saved.clear();
-    }
+    release(*f, task);
   }
   buffers.reset(0);  // drop any gradient still held
 }

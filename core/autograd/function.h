@@ -10,6 +10,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -246,6 +247,21 @@ bool should_record(std::initializer_list<const Tensor*> inputs);
 // The rule of a function: gradients for its inputs from the gradient of its
 // result (undefined where an input needs none). rules.cpp.
 std::vector<Tensor> apply_rule(Function& f, const Tensor& grad);
+
+// A view's gradient that fills a run of one dim of its input (a slice of
+// step 1, a select): `piece` (the input's rank) at [start, start + len) of
+// dim `dim`, zeros elsewhere. The engine collects an input's runs and
+// places them together: the gradients of a split's pieces become one cat.
+struct GradRun {
+  int64_t dim, start, len;
+  Tensor piece;
+};
+// f's gradient as a run; nullopt for a function of another rule.
+std::optional<GradRun> gradient_run(const Function& f, const Tensor& grad);
+// The sum of the runs as a tensor of `sizes`: one cat when they lie along
+// one dim without overlapping, a run over at least half its dim as g
+// padded (fused with its consumer), a shorter one as a cat with zeros.
+Tensor place_runs(std::vector<GradRun> runs, const Shape& sizes);
 
 // In-place ops (inplace.cpp): the checks before a write and the history
 // after it.

@@ -390,9 +390,10 @@ RULE(Stack) {
   return r;
 }
 RULE(Select) {  // ints {dim, index}
-  return {scatter_into(f, g, [&](const Tensor& z) { return z.select(f.ints[0], f.ints[1]); })};
+  return {place_runs({GradRun{f.ints[0], f.ints[1], 1, g.unsqueeze(f.ints[0])}}, f.inputs[0].sizes)};
 }
 RULE(Slice) {  // ints {dim, start, end, step}
+  if (f.ints[3] == 1) return {place_runs({GradRun{f.ints[0], f.ints[1], f.ints[2] - f.ints[1], g}}, f.inputs[0].sizes)};
   return {scatter_into(f, g, [&](const Tensor& z) {
     return z.slice(f.ints[0], f.ints[1], f.ints[2], f.ints[3]);
   })};
@@ -503,6 +504,56 @@ constexpr Rule kRules[] = {
 #undef KILN_GRAD_FN_RULE
 };
 }  // namespace
+
+std::optional<GradRun> gradient_run(const Function& f, const Tensor& grad) {
+  const Rule rule = kRules[static_cast<size_t>(f.kind)];
+  if (rule == &rule_Select) return GradRun{f.ints[0], f.ints[1], 1, grad.unsqueeze(f.ints[0])};
+  if (rule == &rule_Slice && f.ints[3] == 1) return GradRun{f.ints[0], f.ints[1], f.ints[2] - f.ints[1], grad};
+  return std::nullopt;
+}
+
+Tensor place_runs(std::vector<GradRun> runs, const Shape& sizes) {
+  std::sort(runs.begin(), runs.end(), [](const GradRun& a, const GradRun& b) {
+    return a.dim != b.dim ? a.dim < b.dim : a.start < b.start;
+  });
+  bool apart = true;  // along one dim, none overlapping the next
+  for (size_t i = 1; i < runs.size(); ++i)
+    apart = apart && runs[i].dim == runs[0].dim && runs[i - 1].start + runs[i - 1].len <= runs[i].start;
+  if (!apart) {
+    Tensor sum;
+    for (GradRun& r : runs) {
+      Tensor t = place_runs({std::move(r)}, sizes);
+      sum = sum.defined() ? sum + t : t;
+    }
+    return sum;
+  }
+  const int64_t d = runs[0].dim, n = sizes[d];
+  // g padded is computed under a mask at every element of the input: over
+  // at least half of it, the fusion is worth the masked lanes; a select
+  // of one row of many would compute g's expression once per row
+  if (runs.size() == 1 && 2 * runs[0].len >= n && runs[0].len < n) {
+    Shape widths(2 * (sizes.size() - static_cast<size_t>(d)), 0);  // pad() lists the last dim first
+    widths[widths.size() - 2] = runs[0].start;
+    widths[widths.size() - 1] = n - runs[0].start - runs[0].len;
+    return pad(runs[0].piece, widths);
+  }
+  std::vector<Tensor> parts;
+  int64_t at = 0;
+  const TensorOptions options = like(runs[0].piece);
+  auto zeros_along = [&](int64_t len) {
+    Shape s = sizes;
+    s[d] = len;
+    parts.push_back(zeros(s, options));
+  };
+  for (GradRun& r : runs) {
+    if (r.len == 0) continue;
+    if (r.start > at) zeros_along(r.start - at);
+    parts.push_back(std::move(r.piece));
+    at = r.start + r.len;
+  }
+  if (at < n || parts.empty()) zeros_along(n - at);
+  return parts.size() == 1 ? parts[0] : cat(parts, d);
+}
 
 std::vector<Tensor> apply_rule(Function& f, const Tensor& grad) {
   Grads r = kRules[static_cast<size_t>(f.kind)](f, grad);

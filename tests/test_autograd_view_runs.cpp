@@ -1,0 +1,142 @@
+// The gradients of views that fill a run of one dim (a slice of step 1, a
+// select): the engine places the runs an input receives together
+// (place_runs, core/autograd/rules.cpp). A split's pieces become one cat,
+// each part computing its piece's gradient, with no zeros written and
+// nothing summed; a run over at least half its dim is g padded, fused
+// with what reads it; a short run is a cat with zeros. Overlapping runs,
+// runs along two dims and runs beside a dense gradient are summed. Values
+// against the reference evaluator and by hand.
+#include <doctest/doctest.h>
+
+#include "jit/schedule.h"
+#include "kiln/kiln.h"
+#include "tests/jit_checks.h"
+
+using namespace kiln;
+
+namespace {
+
+Tensor data(const Shape& s, double scale = 1.0) { return kiln_test::sine_leaf(s, kFloat32, scale); }
+
+// Whether every step of t's plan is a part of one cat (Cut::Join).
+bool only_cat_parts(const Tensor& t) {
+  const jit::Schedule s = kiln_test::plan(t);
+  bool all = !s.steps.empty();
+  for (const jit::Step& st : s.steps) all = all && st.why.cut == jit::Cut::Join && st.outputs[0]->op == Op::Cat;
+  return all;
+}
+
+}  // namespace
+
+TEST_CASE("autograd: a split's pieces' gradients are one cat") {
+  const Tensor x = data({6, 8}).requires_grad_();
+  const std::vector<Tensor> h = x.chunk(2, 1);
+  const Tensor y = h[0] * h[1].sigmoid();  // GLU
+  const Tensor gy = data({6, 4}, 0.5);
+  const Tensor gx = grad({y}, {x}, {gy})[0];
+  // one kernel per piece, each writing its half: no zeros, no sum
+  CHECK(kiln_test::kernels(gx) == 2);
+  CHECK(only_cat_parts(gx));
+  kiln_test::close_to_reference(gx, 1e-6);
+  // by hand: [gy * sigmoid(b), gy * a * sigmoid(b) * (1 - sigmoid(b))]
+  const std::vector<float> xv = x.detach().to_vector<float>(), gv = gy.to_vector<float>(),
+                           got = gx.to_vector<float>();
+  for (int64_t r = 0; r < 6; ++r)
+    for (int64_t c = 0; c < 4; ++c) {
+      const double a = xv[r * 8 + c], b = xv[r * 8 + 4 + c], g = gv[r * 4 + c];
+      const double s = 1 / (1 + std::exp(-b));
+      CHECK(got[r * 8 + c] == doctest::Approx(g * s).epsilon(1e-5));
+      CHECK(got[r * 8 + 4 + c] == doctest::Approx(g * a * s * (1 - s)).epsilon(1e-5));
+    }
+}
+
+TEST_CASE("autograd: columns selected one by one get their gradients as one cat") {
+  const Tensor x = data({5, 3}).requires_grad_();
+  const Tensor y = x.select(1, 0) * x.select(1, 1) + x.select(1, 2);
+  const Tensor gy = data({5}, 0.5);
+  const Tensor gx = grad({y}, {x}, {gy})[0];
+  CHECK(kiln_test::kernels(gx) == 3);
+  CHECK(only_cat_parts(gx));
+  const std::vector<float> xv = x.detach().to_vector<float>(), gv = gy.to_vector<float>(),
+                           got = gx.to_vector<float>();
+  for (int64_t r = 0; r < 5; ++r) {
+    CHECK(got[r * 3 + 0] == gv[r] * xv[r * 3 + 1]);
+    CHECK(got[r * 3 + 1] == gv[r] * xv[r * 3 + 0]);
+    CHECK(got[r * 3 + 2] == gv[r]);
+  }
+}
+
+TEST_CASE("autograd: a run over most of its dim is g padded, fused with its consumer") {
+  const Tensor x = data({4, 8}).requires_grad_();
+  const Tensor w = data({4, 8}, 0.5);
+  const Tensor y = (x * w).narrow(1, 1, 6);
+  const Tensor gy = data({4, 6}, 0.25);
+  const Tensor gx = grad({y}, {x}, {gy})[0];
+  CHECK(kiln_test::kernels(gx) == 1);  // pad(gy) * w, one loop
+  kiln_test::close_to_reference(gx, 0);
+  const std::vector<float> wv = w.to_vector<float>(), gv = gy.to_vector<float>(), got = gx.to_vector<float>();
+  for (int64_t r = 0; r < 4; ++r)
+    for (int64_t c = 0; c < 8; ++c)
+      CHECK(got[r * 8 + c] == (c >= 1 && c <= 6 ? gv[r * 6 + c - 1] * wv[r * 8 + c] : 0.0f));
+}
+
+TEST_CASE("autograd: a short run is a cat with zeros, computing g only where it lies") {
+  const Tensor x = data({4, 8}).requires_grad_();
+  const Tensor y = x.select(1, 3).exp();
+  const Tensor gy = data({4}, 0.5);
+  const Tensor gx = grad({y}, {x}, {gy})[0];
+  CHECK(kiln_test::kernels(gx) == 3);  // zeros, the column, zeros
+  CHECK(only_cat_parts(gx));
+  kiln_test::close_to_reference(gx, 1e-6);
+  const std::vector<float> got = gx.to_vector<float>();
+  for (int64_t r = 0; r < 4; ++r)
+    for (int64_t c = 0; c < 8; ++c)
+      if (c != 3) CHECK(got[r * 8 + c] == 0.0f);
+}
+
+TEST_CASE("autograd: overlapping runs, runs along two dims and a dense gradient beside runs are summed") {
+  const Tensor x = data({6, 8}).requires_grad_();
+  const Tensor gy = data({6, 5}, 0.5);
+  SUBCASE("overlapping") {
+    const Tensor gx = grad({x.narrow(1, 0, 5) + x.narrow(1, 3, 5) * 2}, {x}, {gy})[0];
+    kiln_test::close_to_reference(gx, 1e-6);
+    const std::vector<float> gv = gy.to_vector<float>(), got = gx.to_vector<float>();
+    for (int64_t c = 0; c < 8; ++c)  // row 2 by hand
+      CHECK(got[2 * 8 + c] == doctest::Approx((c < 5 ? gv[2 * 5 + c] : 0.0) + (c >= 3 ? 2 * gv[2 * 5 + c - 3] : 0.0)));
+  }
+  SUBCASE("two dims") {
+    const Tensor gx = grad({x.select(0, 1) * x.select(1, 2).sum()}, {x}, {data({8})})[0];
+    kiln_test::close_to_reference(gx, 1e-5);
+  }
+  SUBCASE("dense beside runs") {
+    const std::vector<Tensor> h = x.chunk(2, 1);
+    const Tensor y = h[0] * 3 + h[1] * x.sum(1, true);
+    const Tensor gx = grad({y}, {x}, {data({6, 4}, 0.5)})[0];
+    kiln_test::close_to_reference(gx, 1e-5);
+  }
+}
+
+TEST_CASE("autograd: a retained intermediate split into pieces gets the placed gradient") {
+  const Tensor x = data({3, 4}).requires_grad_();
+  Tensor z = x * 2;
+  z.retain_grad();
+  const std::vector<Tensor> h = z.split(Shape{1, 3}, 1);
+  ((h[0] * 5).sum() + (h[1] * h[1]).sum()).backward();
+  const std::vector<float> zv = z.detach().to_vector<float>(), got = z.grad().to_vector<float>();
+  for (int64_t r = 0; r < 3; ++r) {
+    CHECK(got[r * 4] == 5.0f);
+    for (int64_t c = 1; c < 4; ++c) CHECK(got[r * 4 + c] == doctest::Approx(2 * zv[r * 4 + c]));
+  }
+  const std::vector<float> gx = x.grad().to_vector<float>();
+  for (size_t i = 0; i < gx.size(); ++i) CHECK(gx[i] == doctest::Approx(2 * got[i]));
+}
+
+TEST_CASE("autograd: placed runs pass gradcheck and gradgradcheck") {
+  const Tensor x = randn({3, 6}, TensorOptions(DType::Float64)).requires_grad_();
+  auto glu = [](const std::vector<Tensor>& v) {
+    const std::vector<Tensor> h = v[0].chunk(2, 1);
+    return h[0] * h[1].sigmoid() + v[0].select(1, 5).unsqueeze(1) * v[0].narrow(1, 0, 3);
+  };
+  CHECK(gradcheck(glu, {x}));
+  CHECK(gradgradcheck(glu, {x}));
+}
