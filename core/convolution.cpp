@@ -51,7 +51,7 @@ Tensor with_bias(Tensor out, const Tensor& bias, bool unbatched) {
 
 }  // namespace
 
-Tensor conv_windows(const Tensor& x, const Shape& kernel, const ConvArgs& a, Shape& outs) {
+Tensor conv_windows(const Tensor& x, const Shape& kernel, const ConvArgs& a, Shape& outs, bool store_padded) {
   const int64_t k = static_cast<int64_t>(kernel.size());
   Shape pads;  // pad()'s order: the last dim's (before, after) first
   bool any_pad = false;
@@ -61,6 +61,7 @@ Tensor conv_windows(const Tensor& x, const Shape& kernel, const ConvArgs& a, Sha
     any_pad = any_pad || a.pad_before[j] != 0 || a.pad_after[j] != 0;
   }
   Tensor win = any_pad ? pad(x, pads) : x;
+  if (any_pad && store_padded) win = stored_copy(win);
   outs = Shape(static_cast<size_t>(k), 0);
   for (int64_t j = 0; j < k; ++j) {
     win = win.unfold(2 + j, a.dilation[j] * (kernel[j] - 1) + 1, a.stride[j]);

@@ -15,8 +15,9 @@ struct ConvArgs {
 
 // The windows a convolution of `kernel` reads from x [N, C, L...]:
 // [N, C, O..., K...], a view (pad's gathers, unfold per spatial dim, the
-// dilation's step) that computes nothing by itself. outs: the O sizes.
-Tensor conv_windows(const Tensor& x, const Shape& kernel, const ConvArgs& a, Shape& outs);
+// dilation's step) that computes nothing by itself, or, store_padded, a
+// view of the padded input stored first (stored_copy). outs: the O sizes.
+Tensor conv_windows(const Tensor& x, const Shape& kernel, const ConvArgs& a, Shape& outs, bool store_padded = false);
 
 // Whether a convolution of x by weight with these groups takes the
 // depthwise fold: one input channel per group, at most kFoldedConvTaps taps.

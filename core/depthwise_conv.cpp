@@ -56,7 +56,11 @@ Tensor depthwise_conv(const Tensor& x, const Tensor& weight, const ConvArgs& a, 
   {
     const NoGradGuard no_grad;  // the rule below is the gradient
     Shape outs;
-    const Tensor win = conv_windows(x, kernel, a, outs).unsqueeze(2);  // [N, G, 1, O..., K...]
+    // the padded input stored first: each tap loads it plainly, not through
+    // a mask of its own ([8, 64, 56, 56] 3 x 3: 2.9 -> 1.2 ms; stride 2
+    // 1.96 -> 1.26). The gradient's tap sums read it inline (a stored copy
+    // measured 1.1x slower there).
+    const Tensor win = conv_windows(x, kernel, a, outs, /*store_padded=*/true).unsqueeze(2);  // [N, G, 1, O..., K...]
     const Tensor w = weight_along_windows(weight, groups, k);          // [1, G, m, 1..., K...]
     Shape tap(static_cast<size_t>(k), 0);
     do {

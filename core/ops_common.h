@@ -104,6 +104,12 @@ struct Normalized {
   Tensor out, mean, var;
 };
 Normalized normalize_over(const Tensor& x, const Shape& dims, double eps);
+// t's value (row-major) computed by a kernel of its own before its readers
+// run (Node::store), with t's gradient (CloneBackward0): the taps of a
+// window fold read a padded input stored this way plainly, where computing
+// it inline costs each tap a mask (views.cpp). t itself when stored.
+Tensor stored_copy(const Tensor& t);
+
 // unfold's adjoint (core/reshaping.cpp): windows [.., O at dim d, .., K]
 // (window o's element k at position o * step + k * dilation) added back
 // into a dim of size n: [.., n, ..]. Windows up to 16 wide are a sum of

@@ -95,8 +95,11 @@ Pool plan_pool(const Tensor& input, int64_t k, const Shape& kernel, const Shape&
   return p;
 }
 
-// The windows of `input` padded with `value`: [*, C, O..., K...].
-Tensor windows(const Tensor& input, const Pool& p, double value) {
+// The windows of `input` padded with `value`: [*, C, O..., K...]. A fold
+// reads them with the padded input stored first (store_padded): its taps
+// then load plainly, not each through a mask of its own (avg_pool2d 3 x 3
+// padding 1 of [16, 64, 56, 56]: 8.5 -> 3.8 ms; max_pool2d 5.8 -> 4.5).
+Tensor windows(const Tensor& input, const Pool& p, double value, bool store_padded = false) {
   const int64_t first = input.dim() - p.k;
   // rows past the last window (a negative pad after) are cut by a slice,
   // not by pad's gather: the windows stay a strided view of the input
@@ -111,6 +114,7 @@ Tensor windows(const Tensor& input, const Pool& p, double value) {
     any = any || p.padding[j] != 0 || after > 0;
   }
   Tensor w = any ? pad(cropped, pads, PadMode::Constant, value) : cropped;
+  if (any && store_padded) w = stored_copy(w);
   for (int64_t j = 0; j < p.k; ++j) {
     w = w.unfold(first + j, p.dilation[j] * (p.kernel[j] - 1) + 1, p.stride[j]);
     if (p.dilation[j] > 1) w = w.slice(-1, 0, std::nullopt, p.dilation[j]);
@@ -201,7 +205,7 @@ std::tuple<Tensor, Tensor> max_pool_values(const Tensor& input, const Pool& p, b
     // select on an `or` of two float compares is a branch in x86's scalar
     // code (a row's remainder past its last vector): random data
     // mispredicted it, a 2 x 2 pool of 28-wide rows ran at 1 GB/s.
-    const Tensor w = windows(input, p, -std::numeric_limits<double>::infinity());
+    const Tensor w = windows(input, p, -std::numeric_limits<double>::infinity(), /*store_padded=*/true);
     Tensor big, nan, at_big, at_nan;
     Shape tap(static_cast<size_t>(k), 0);
     for (int64_t t = 0; t < taps; ++t) {
@@ -283,8 +287,8 @@ Tensor window_counts(const Tensor& input, const Pool& p, int64_t rank, bool coun
 // ran two inner loops of 3 per output: 72 ms against 16 ms for
 // max_pool2d's fold at [32, 64, 56, 56]); the values are the same.
 Tensor window_sums(const Tensor& input, const Pool& p) {
-  const Tensor w = windows(input, p, 0.0);
   const int64_t taps = Shape(p.kernel).numel();
+  const Tensor w = windows(input, p, 0.0, /*store_padded=*/taps <= kFoldedWindow);
   if (taps > kFoldedWindow) {
     Shape dims;
     for (int64_t j = 0; j < p.k; ++j) dims.push_back(-1 - j);

@@ -351,6 +351,15 @@ Tensor copy_of(const Tensor& t, bool preserve_layout, const char* op) {
 }
 }  // namespace
 
+Tensor stored_copy(const Tensor& t) {
+  const OutputLayout layout({}, t.sizes());
+  const NodePtr n = layout.read(t, t.dtype(), "stored_copy");
+  if (has_value(*n) || n->store) return t;
+  Tensor out = layout.make(make_node(n->op, n->dtype, n->device, n->shape, n->inputs, n->attrs, /*store=*/true));
+  record(GradFn::CloneBackward0, out, {&t});
+  return out;
+}
+
 Tensor Tensor::contiguous(SourceLoc loc) const {
   const LocScope at(loc);
   KILN_CHECK(defined(), "contiguous", "expected a defined tensor but got an undefined one");

@@ -24,7 +24,7 @@ Tensor data(const Shape& s, DType dt = kFloat32, double scale = 1.0) { return ki
 // Whether the first kernel t schedules is a stage of a blocked reduction.
 bool blocked(const Tensor& t) {
   const jit::Schedule p = jit::schedule({t.impl()->storage->node}, jit::ScheduleOptions{});
-  return p.steps.front().why.cut == jit::Cut::Staged;
+  return p.steps.front().why.cut == jit::Cut::ByDesign;
 }
 
 }  // namespace

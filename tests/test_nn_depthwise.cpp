@@ -70,14 +70,24 @@ TEST_CASE("autograd: a depthwise convolution's gradient passes gradcheck and gra
   CHECK(gradgradcheck(f, {x, w}));
 }
 
-TEST_CASE("jit: a depthwise convolution is one kernel forward and one for its input's gradient") {
+TEST_CASE("jit: a depthwise convolution folds its taps over the stored padded input, its input's gradient is one kernel") {
   const Tensor x = data({2, 8, 12, 10}).requires_grad_(), w = data({8, 1, 3, 3}, 1).requires_grad_();
   x.eval(), w.eval();
   const Tensor y = conv2d(x, w, Tensor(), {1}, {1}, {1}, 8);
-  // the taps added elementwise: no column copy, no matmul
+  // the padded input stored by design, then the taps added elementwise,
+  // each a plain load of it: no column copy, no matmul, no guard
   const jit::Schedule fwd = kiln_test::plan(y);
-  REQUIRE(fwd.steps.size() == 1);
-  CHECK(fwd.steps[0].kind == jit::StepKind::Kernel);
+  REQUIRE(fwd.steps.size() == 2);
+  CHECK(fwd.steps[0].why.cut == jit::Cut::ByDesign);
+  CHECK(explain({y}).find("stored by design (a copy whose readers load it plainly: a padded input") != std::string::npos);
+  CHECK(fwd.steps[1].kind == jit::StepKind::Kernel);
+  int fold_guarded = 0, fold_loads = 0;
+  for (const jit::Value& v : fwd.steps[1].code->ir.values) {
+    fold_loads += v.op == jit::VOp::Load;
+    fold_guarded += v.op == jit::VOp::Load && v.args[1] >= 0;
+  }
+  CHECK(fold_guarded == 0);
+  CHECK(fold_loads == 18);  // 9 taps of the input, 9 of the weight
   kiln_test::check_jit_close(y, 1e-5);
   const Tensor gy = data(y.sizes(), 3);
   gy.eval();
