@@ -1,9 +1,10 @@
 // The gradients benchmark: one layer's forward and the gradients of its
 // inputs, kiln against LibTorch (when it was found at configure time), on
 // the layers whose backward kiln derives through views, gathers and
-// windows: convolutions (3 x 3, strided, depthwise, transposed), group and
-// layer norm, pooling, softmax, a linear layer, cross-entropy, a narrow,
-// a split's pieces (GLU), columns selected one by one.
+// windows: convolutions (3 x 3, strided, depthwise 3 x 3 and 5 x 5,
+// transposed), group and layer norm, pooling, softmax, a linear layer,
+// cross-entropy, a narrow, a split's pieces (GLU), columns selected one by
+// one.
 //
 // Each step builds the layer on inputs that require grad and takes
 // grad(y, inputs, gy) for a fixed gy (torch.autograd.grad), evaluating
@@ -137,6 +138,10 @@ int main(int argc, char** argv) {
        {{8, 64, 56, 56}, {64, 1, 3, 3}},
        [](auto& v) { return conv2d(v[0], v[1], {}, {1}, {1}, {1}, 64); }
        TORCH(at::conv2d(v[0], v[1], {}, 1, 1, 1, 64))},
+      {"depthwise5", "conv2d [8, 64, 56, 56] * [64, 1, 5, 5], padding 2, groups 64",
+       {{8, 64, 56, 56}, {64, 1, 5, 5}},
+       [](auto& v) { return conv2d(v[0], v[1], {}, {1}, {2}, {1}, 64); }
+       TORCH(at::conv2d(v[0], v[1], {}, 1, 2, 1, 64))},
       {"conv_transpose", "conv_transpose2d [8, 64, 28, 28] * [64, 32, 4, 4], stride 2, padding 1",
        {{8, 64, 28, 28}, {64, 32, 4, 4}},
        [](auto& v) { return conv_transpose2d(v[0], v[1], {}, {2}, {1}); }

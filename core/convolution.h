@@ -20,7 +20,8 @@ struct ConvArgs {
 Tensor conv_windows(const Tensor& x, const Shape& kernel, const ConvArgs& a, Shape& outs, bool store_padded = false);
 
 // Whether a convolution of x by weight with these groups takes the
-// depthwise fold: one input channel per group, at most kFoldedConvTaps taps.
+// depthwise fold: one input channel per group, at most kFoldedConvTaps taps
+// in one kernel, or up to kStagedConvTaps in stages of whole rows.
 bool depthwise_folds(const Tensor& x, const Tensor& weight, int64_t groups);
 
 // The depthwise convolution of x [N, C, L...] (batched) by weight [OC, 1,

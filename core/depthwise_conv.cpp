@@ -1,5 +1,5 @@
 // Depthwise convolution (one input channel per group: MobileNet's 3 x 3
-// layers) as a fold of its taps, with its own gradient.
+// and 5 x 5 layers) as a fold of its taps, with its own gradient.
 //
 // As im2col and a matmul (convolution.cpp) each group's product has K =
 // taps: an inline matmul per output position whose K loop unravels the
@@ -8,7 +8,8 @@
 // ([8, 64, 56, 56] 3 x 3: 164 ms forward, 325 ms for both gradients). Here
 // each output channel adds its taps' products elementwise, in tap order,
 // the way pooling folds its windows (pooling.cpp): one kernel over the
-// output whose guarded tap loads run as vectors along the output rows. The
+// output (after the padded input, stored) whose tap loads run as vectors
+// along the output rows; past 9 taps, one kernel per stage of rows. The
 // gradient (ConvolutionBackward0, PyTorch's name) goes back through the
 // windows' adjoint, not through the taps one by one (each tap's select
 // would scatter into zeros): the input's is col2im of g * w (fold_windows
@@ -23,8 +24,14 @@ namespace kiln {
 namespace {
 
 // As pooling's kFoldedWindow: a fold's kernel grows with its taps (a 3 x 3
-// fold compiles in about 10 ms); larger windows take the matmul.
+// fold compiles in about 10 ms; 25 taps in one kernel ran 7.3 ms at
+// [8, 64, 56, 56] and compiled in 81). A larger window folds in stages of
+// whole rows of its last dim (at most kFoldedConvTaps taps), each stage's
+// sum stored: 5 x 5 as five kernels of five taps, the later four one
+// compiled kernel (their rows differ by a param offset): 21.3 ms (im2col
+// and a matmul of K = 25) -> 4.4 ms; 3 x 3 x 3 as three stages of 9.
 constexpr int64_t kFoldedConvTaps = 9;
+constexpr int64_t kStagedConvTaps = 81;
 
 Shape kernel_of(const Tensor& weight) { return Shape(weight.sizes().begin() + 2, weight.sizes().end()); }
 
@@ -45,8 +52,10 @@ ConvArgs args_of(const std::vector<int64_t>& ints, int64_t k) {
 }  // namespace
 
 bool depthwise_folds(const Tensor& x, const Tensor& weight, int64_t groups) {
-  const int64_t taps = Shape(kernel_of(weight)).numel();
-  return x.size(1) == groups && weight.size(1) == 1 && taps >= 1 && taps <= kFoldedConvTaps;
+  const Shape kernel = kernel_of(weight);
+  const int64_t taps = kernel.numel();
+  const bool staged = !kernel.empty() && kernel.back() <= kFoldedConvTaps && taps <= kStagedConvTaps;
+  return x.size(1) == groups && weight.size(1) == 1 && taps >= 1 && (taps <= kFoldedConvTaps || staged);
 }
 
 Tensor depthwise_conv(const Tensor& x, const Tensor& weight, const ConvArgs& a, int64_t groups) {
@@ -62,11 +71,17 @@ Tensor depthwise_conv(const Tensor& x, const Tensor& weight, const ConvArgs& a, 
     // measured 1.1x slower there).
     const Tensor win = conv_windows(x, kernel, a, outs, /*store_padded=*/true).unsqueeze(2);  // [N, G, 1, O..., K...]
     const Tensor w = weight_along_windows(weight, groups, k);          // [1, G, m, 1..., K...]
+    // taps per kernel: all, or as many whole rows of the last dim as fit
+    const int64_t per_stage = kernel.numel() <= kFoldedConvTaps
+                                  ? kernel.numel()
+                                  : kFoldedConvTaps / kernel.back() * kernel.back();
     Shape tap(static_cast<size_t>(k), 0);
-    do {
+    for (int64_t t = 1;; ++t) {
       const Tensor term = window_tap(win, tap) * window_tap(w, tap);
       out = out.defined() ? out + term : term;
-    } while (next_tap(tap, kernel));
+      if (!next_tap(tap, kernel)) break;
+      if (t % per_stage == 0) out = stored_copy(out);
+    }
     Shape out_shape{n, oc};
     out_shape.insert(out_shape.end(), outs.begin(), outs.end());
     out = out.reshape(out_shape);
