@@ -4,7 +4,7 @@
 // windows: convolutions (3 x 3, strided, depthwise 3 x 3 and 5 x 5,
 // transposed), group and layer norm, pooling, softmax, a linear layer,
 // cross-entropy, a narrow, a split's pieces (GLU), columns selected one by
-// one.
+// one, an RNN of 64 steps through unbind.
 //
 // Each step builds the layer on inputs that require grad and takes
 // grad(y, inputs, gy) for a fixed gy (torch.autograd.grad), evaluating
@@ -171,6 +171,22 @@ int main(int argc, char** argv) {
       {"columns", "x[:, 0] * x[:, 1] + x[:, 2], x [2^21, 3]", {{1 << 21, 3}},
        [](auto& v) { return v[0].select(1, 0) * v[0].select(1, 1) + v[0].select(1, 2); }
        TORCH(v[0].select(1, 0) * v[0].select(1, 1) + v[0].select(1, 2))},
+      {"rnn", "h = tanh(h / 2 + x[t]) over x.unbind(0), the h summed, x [64, 32, 256]", {{64, 32, 256}},
+       [](auto& v) {
+         Tensor h = zeros({32, 256}), total;
+         for (const Tensor& x : v[0].unbind(0)) {
+           h = (h * 0.5 + x).tanh();
+           total = total.defined() ? total + h : h;
+         }
+         return total;
+       } TORCH([&] {
+         torch::Tensor h = torch::zeros({32, 256}), total;
+         for (const torch::Tensor& x : v[0].unbind(0)) {
+           h = (h * 0.5 + x).tanh();
+           total = total.defined() ? total + h : h;
+         }
+         return total;
+       }())},
   };
 
   std::printf("%-15s %-70s %18s %18s %12s %10s\n", "case", "layer", "kiln", "libtorch", "kiln/torch", "max diff");
