@@ -44,9 +44,9 @@ struct Node {
   bool cpu_only = true; // this node and every node below it are on the CPU
   // Always stored by its own kernel, never computed inline in its readers:
   // a level of a blocked column reduction (core/reduce.cpp), whose readers
-  // would otherwise walk memory with a stride; a padded input that a fold's
-  // window taps read (stored_copy), each through a mask when inline. Part
-  // of the structure.
+  // would otherwise walk memory with a stride; what a fold's window taps
+  // read (stored_copy): a padded input, each tap's read masked when inline,
+  // or a stage's partial sum. Part of the structure.
   bool store = false;
   // Where the user's code created it (provenance.h); not part of the structure.
   SourceLoc loc;

@@ -107,7 +107,8 @@ Normalized normalize_over(const Tensor& x, const Shape& dims, double eps);
 // t's value (row-major) computed by a kernel of its own before its readers
 // run (Node::store), with t's gradient (CloneBackward0): the taps of a
 // window fold read a padded input stored this way plainly, where computing
-// it inline costs each tap a mask (views.cpp). t itself when stored.
+// it inline costs each tap a mask, and a staged fold's partial sums are
+// stored this way (views.cpp). t itself when stored.
 Tensor stored_copy(const Tensor& t);
 
 // unfold's adjoint (core/reshaping.cpp): windows [.., O at dim d, .., K]

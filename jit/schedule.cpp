@@ -311,11 +311,7 @@ void partition(const Graph& g, const std::vector<NodePtr>& roots, const Schedule
       case OpClass::Reduce:
       case OpClass::Transfer:
         if (!opt.fusion && n->op != Op::AsStrided) store(mat, cuts, n, Cut::FusionOff);
-        else if (n->store)  // a blocked reduction's levels combine; a stored copy is any other op
-          store(mat, cuts, n, Cut::ByDesign,
-                n->op == Op::Add || n->op == Op::Mul || n->op == Op::Maximum || n->op == Op::Minimum
-                    ? "a stage of a blocked reduction"
-                    : "a copy whose readers load it plainly: a padded input read by a fold's window taps");
+        else if (n->store) store(mat, cuts, n, Cut::ByDesign);
         break;
     }
   }

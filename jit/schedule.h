@@ -106,7 +106,7 @@ enum class Cut : uint8_t {
   ReductionInJoin,  // a reduction read by a cat part or an in-place write
   OtherRows,        // a reduction its reader cannot compute in its own loops
   Merged,           // outputs over one iteration space that share one kernel
-  ByDesign,         // Node::store: a stage of a blocked reduction, a padded input a fold reads
+  ByDesign,         // Node::store: a blocked reduction's stage, a fold's padded input or partial sum
   SharedValue,      // a value read by several kernels that costs more to recompute than to store
   BroadcastMath,    // costly math a reader broadcasts along an outer dim: computed once, at its own size
   IndexedRead,      // a gather's (scan's) input computed with a reduction: read at positions only its index knows

@@ -166,7 +166,7 @@ const char* cut_text(Cut c) {
     case Cut::ReductionInJoin: return "a reduction read by a cat part or an in-place write";
     case Cut::OtherRows: return "a reduction its reader cannot compute in its own loops";
     case Cut::Merged: return "outputs over one iteration space, merged into one kernel";
-    case Cut::ByDesign: return "stored by design";
+    case Cut::ByDesign: return "stored by design: a stage of a blocked reduction, or what a fold's taps read plainly (its padded input, a stage's partial sum)";
     case Cut::SharedValue: return "a value read by several kernels that costs more to recompute in each than to store once";
     case Cut::BroadcastMath: return "costly math its reader broadcasts along an outer dim: computed once per element of its own, not once per element read";
     case Cut::ScatterIndex: return "a scatter's computed index: stored by a kernel of its own (vectorized, on every core), not computed in the scatter's serial loop";
