@@ -389,11 +389,17 @@ RULE(Stack) {
     r.push_back(f.needs(i) ? g.select(f.ints[0], static_cast<int64_t>(i)) : Tensor());
   return r;
 }
-RULE(Select) {  // ints {dim, index}
-  return {place_runs({GradRun{f.ints[0], f.ints[1], 1, g.unsqueeze(f.ints[0])}}, f.inputs[0].sizes)};
+// The runs of a select and of a slice of step 1 (gradient_run); the engine
+// collects them, a rule run alone places its own.
+GradRun select_run(const Function& f, const Tensor& g) {  // ints {dim, index}
+  return GradRun{f.ints[0], f.ints[1], 1, g.unsqueeze(f.ints[0])};
 }
+GradRun slice_run(const Function& f, const Tensor& g) {  // ints {dim, start, end, 1}
+  return GradRun{f.ints[0], f.ints[1], f.ints[2] - f.ints[1], g};
+}
+RULE(Select) { return {place_runs({select_run(f, g)}, f.inputs[0].sizes)}; }
 RULE(Slice) {  // ints {dim, start, end, step}
-  if (f.ints[3] == 1) return {place_runs({GradRun{f.ints[0], f.ints[1], f.ints[2] - f.ints[1], g}}, f.inputs[0].sizes)};
+  if (f.ints[3] == 1) return {place_runs({slice_run(f, g)}, f.inputs[0].sizes)};
   return {scatter_into(f, g, [&](const Tensor& z) {
     return z.slice(f.ints[0], f.ints[1], f.ints[2], f.ints[3]);
   })};
@@ -507,8 +513,8 @@ constexpr Rule kRules[] = {
 
 std::optional<GradRun> gradient_run(const Function& f, const Tensor& grad) {
   const Rule rule = kRules[static_cast<size_t>(f.kind)];
-  if (rule == &rule_Select) return GradRun{f.ints[0], f.ints[1], 1, grad.unsqueeze(f.ints[0])};
-  if (rule == &rule_Slice && f.ints[3] == 1) return GradRun{f.ints[0], f.ints[1], f.ints[2] - f.ints[1], grad};
+  if (rule == &rule_Select) return select_run(f, grad);
+  if (rule == &rule_Slice && f.ints[3] == 1) return slice_run(f, grad);
   return std::nullopt;
 }
 
