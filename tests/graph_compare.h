@@ -101,6 +101,25 @@ std::string index_of(const Shape& s, int64_t flat) {
   return shape_text(Shape(idx));
 }
 
+// The largest finite magnitude among the reference values of `nodes` (the
+// operands of a result's cancelling steps, kCancelled); 0 if none.
+double largest_magnitude(const std::vector<NodePtr>& nodes) {
+  if (nodes.empty()) return 0;
+  double m = 0;
+  try {
+    for (const BufferPtr& b : kiln::reference::evaluate(nodes)) {
+      if (!b) continue;
+      for (int64_t i = 0; i < b->numel(); ++i) {
+        const double v = std::fabs(read_double(*b, i));
+        if (std::isfinite(v)) m = std::max(m, v);
+      }
+    }
+  } catch (const std::exception&) {
+    return 0;  // compared as before; the roots' own evaluation reports the error
+  }
+  return m;
+}
+
 struct Counters {  // what compare() saw, for the report
   int programs = 0;
   int instructions = 0;
@@ -141,7 +160,11 @@ std::string compare(const Program& p, const Env& env, const std::vector<int>& ro
     const bool fl = kiln::is_floating_point(n.dtype);
     const Taint flags = env.taint[roots[k]];
     const bool tainted = m.interpret ? (flags & kBlas) != 0 : (flags & kTaintKinds) != 0;
-    const Tol tol = tolerance(n.dtype, flags);
+    Tol tol = tolerance(n.dtype, flags);
+    if (tainted && (flags & kCancelled)) {
+      const double m = largest_magnitude(env.cancel_operands[roots[k]]);
+      tol.abs = std::max(tol.abs, 2 * tol.rel * m);  // both operands' error
+    }
     int64_t bad = 0, first = -1;
     for (int64_t i = 0; i < n.numel(); ++i) {
       bool ok;

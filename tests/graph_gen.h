@@ -198,12 +198,14 @@ class Gen {
     env_.vars.resize(prog_.size());
     env_.ran.resize(prog_.size(), false);
     env_.taint.resize(prog_.size(), 0);
+    env_.cancel_operands.resize(prog_.size());
     const int i = static_cast<int>(prog_.size()) - 1;
     if (!run_instr(prog_, i, env_)) {
       prog_.pop_back();
       env_.vars.pop_back();
       env_.ran.pop_back();
       env_.taint.pop_back();
+      env_.cancel_operands.pop_back();
       return -1;
     }
     return i;
@@ -568,6 +570,8 @@ class Gen {
     // the rounded divisions jump where an inexact operand crosses a multiple
     // (atan2 jumps by 2 pi where y changes sign left of the origin)
     ins.inexact = op == 4 ? kInexact | kAmplifying : op == 22 ? kInexact | kPeriodic : op >= 19 ? kPeriodic : 0;
+    const bool sum = op <= 1 || op == 13 || op == 14 || op == 17 || op == 18;
+    if (sum) ins.inexact = kCancelling;  // the operands' last bits may be all that is left
     const std::string X = vname(x), Y = vname(y), N = names[op];
     if (op >= 13 && op <= 16) ins.text = def(X + " " + N + " " + Y);
     else if (op == 17 || op == 18) ins.text = def(X + "." + N.substr(0, 3) + "(" + Y + ", " + scalar_text(alpha) + ")");
@@ -619,7 +623,8 @@ class Gen {
     Instr ins;
     ins.text = def(expr);
     ins.reads = {a};
-    ins.inexact = op == 4 || op == 15 ? kInexact | kAmplifying : 0;
+    ins.inexact = op == 4 || op == 15 ? kInexact | kAmplifying
+                  : op <= 1 || op == 11 || op == 12 || op == 16 ? kCancelling : 0;
     ins.run = [a, s, alpha, op](Env& e) {
       const Tensor& p = e.vars[a];
       switch (op) {
@@ -1141,6 +1146,7 @@ class Gen {
         const Scalar alpha = rand_scalar(false);
         static const char* n[] = {"add_", "sub_", "mul_", "div_"};
         const std::string extra = op <= 1 ? ", " + scalar_text(alpha) : "";
+        if (op <= 1) ins.inexact = kCancelling;
         with(src, T + "." + n[op] + "(" + vname(src) + extra + ")", [op, alpha](Tensor v, const Tensor& s) {
           if (op == 0) v.add_(s, alpha);
           else if (op == 1) v.sub_(s, alpha);
@@ -1153,6 +1159,7 @@ class Gen {
         const Scalar s = rand_scalar();
         const int64_t op = uni(0, 3);
         static const char* n[] = {"add_", "sub_", "mul_", "div_"};
+        if (op <= 1) ins.inexact = kCancelling;
         with(-1, T + "." + n[op] + "(" + scalar_text(s) + ")", [op, s](Tensor v, const Tensor&) {
           if (op == 0) v.add_(s);
           else if (op == 1) v.sub_(s);

@@ -48,10 +48,18 @@ constexpr Taint kBlas = 2;
 //             relative error is the argument's times its magnitude (up to
 //             ~88 in float32 before overflow): compared with a thousand times
 //             the dtype's relative tolerance.
+// kCancelled: a sum or difference of operands that may differ in their last
+//             bits (instruction flag kCancelling): when they nearly cancel,
+//             the result's error is relative to the operands' magnitude, not
+//             its own (cosh(x).to(float16) - cosh(x) ~ 0.02 from values
+//             ~ 200). Compared with an absolute tolerance scaled by the
+//             largest operand (Env::cancel_operands).
 constexpr Taint kChaotic = 4;
 constexpr Taint kAmplified = 8;
+constexpr Taint kCancelled = 128;
 constexpr Taint kPeriodic = 256;
 constexpr Taint kAmplifying = 512;
+constexpr Taint kCancelling = 1024;
 // The precision of a tainting step's result, so that a value rounded in
 // float32 (an exp of an integer tensor, say) and then widened to float64 is
 // compared with float32's tolerance, not float64's. Set by run_instr.
@@ -73,6 +81,9 @@ struct Env {
   std::vector<Tensor> vars;  // vars[i]: the tensor instruction i defined (undefined if none)
   std::vector<bool> ran;     // whether instruction i ran (kept, inputs present, no error)
   std::vector<Taint> taint;  // instruction i's result depends on: kInexact / kBlas steps
+  // The operands (as their nodes when read) of the cancelling steps on
+  // instruction i's path (kCancelled), whose magnitude bounds its error.
+  std::vector<std::vector<kiln::NodePtr>> cancel_operands;
   // Keyed by the storage itself (kept alive, so no address is reused).
   std::map<std::shared_ptr<kiln::Storage>, Taint> storage_taint;
   std::vector<std::shared_ptr<std::vector<unsigned char>>> blobs;  // from_blob memory
@@ -98,6 +109,9 @@ inline bool run_instr(const Program& p, int i, Env& env) {
   const Instr& ins = p[i];
   for (int r : ins.reads)
     if (!env.vars[r].defined()) return false;
+  std::vector<kiln::NodePtr> operands;  // as read (an in-place write replaces its target's)
+  if (ins.inexact & kCancelling)
+    for (int r : ins.reads) operands.push_back(env.vars[r].impl()->node());
   Tensor out;
   try {
     out = ins.run(env);
@@ -111,15 +125,27 @@ inline bool run_instr(const Program& p, int i, Env& env) {
       throw std::logic_error("kiln::Error without an \"[op] message\": \"" + msg + "\"");
     return false;
   }
-  Taint t = ins.inexact & ~(kPeriodic | kAmplifying);
-  if (t) t |= step_precision(out.dtype());
+  Taint t = ins.inexact & ~(kPeriodic | kAmplifying | kCancelling);
+  bool tainted_read = false;
+  std::vector<kiln::NodePtr>& cancel = env.cancel_operands[i];
   for (int r : ins.reads) {
     if (env.taint[r] & kTaintKinds) {
+      tainted_read = true;
       if (ins.inexact & kPeriodic) t |= kChaotic;
       if (ins.inexact & kAmplifying) t |= kAmplified;
     }
     t |= env.taint[r];
+    for (const kiln::NodePtr& n : env.cancel_operands[r])
+      if (cancel.size() < 8) cancel.push_back(n);
   }
+  if ((ins.inexact & kCancelling) && tainted_read) {
+    t |= kCancelled;
+    for (const kiln::NodePtr& n : operands)
+      if (cancel.size() < 8) cancel.push_back(n);
+  }
+  // A result that may differ is rounded to its own dtype: a float32 value an
+  // ulp off may round to another float16 (a cast, or float16 math on it).
+  if (t & kTaintKinds) t |= step_precision(out.dtype());
   const std::shared_ptr<kiln::Storage>& st = out.impl()->storage;
   t |= env.storage_taint[st];
   env.storage_taint[st] |= t;
@@ -129,6 +155,8 @@ inline bool run_instr(const Program& p, int i, Env& env) {
     env.vars[i] = out;
   } else {
     env.taint[ins.target] |= t;
+    for (const kiln::NodePtr& n : cancel)
+      if (env.cancel_operands[ins.target].size() < 8) env.cancel_operands[ins.target].push_back(n);
   }
   return true;
 }
@@ -139,6 +167,7 @@ inline Env replay(const Program& p, const std::vector<bool>& keep = {}) {
   env.vars.resize(p.size());
   env.ran.assign(p.size(), false);
   env.taint.assign(p.size(), 0);
+  env.cancel_operands.assign(p.size(), {});
   for (size_t i = 0; i < p.size(); ++i)
     if (keep.empty() || keep[i]) run_instr(p, static_cast<int>(i), env);
   return env;
