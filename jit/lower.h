@@ -57,7 +57,8 @@ ReductionDomain reduction_domain(const Node& n);
 
 // The kernel computing `out` (any op but a Matmul that matmul_inline rejects) whose inline region stops at
 // the nodes in `materialized` (and at nodes that already have values).
-// Assign: the copy of the base (first half); Cat: the part for input `part`.
+// Assign: the copy of the base (first half); Cat: the part for input `part`,
+// or with part -1 the whole cat in one kernel (cat_in_one_kernel).
 Lowered lower_node(const Node& out, const NodeSet& materialized, int part = 0);
 // One kernel computing several nodes over one iteration space (horizontal
 // fusion): buffer slots are the inputs, then one output per member in order.

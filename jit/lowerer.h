@@ -459,6 +459,7 @@ class Lowerer {
   int32_t output_slot(DType dt);
   Lowered lower_scatter(const Node* src, const Node* out, ValueId offset, const std::vector<ValueId>& strides);
   Lowered lower_cat(int part);
+  Lowered lower_cat_whole();  // cat_in_one_kernel (schedule.h)
   Lowered lower_assign_scatter();
   Lowered lower_index_scatter();  // ScatterAdd, Scatter
   Lowered lower_scan(const std::vector<const Node*>& group);  // CumSum, CumProd, CumMax, ...: one input, one dim

@@ -117,7 +117,7 @@ int64_t step_bytes_written(const Schedule& s, size_t step) {
   const Node& first = *st.outputs[0];
   // stored in the node's dtype, whatever the source's
   auto bytes = [](const Node& n, DType dt) { return sat_mul(n.numel(), static_cast<int64_t>(element_size(dt))); };
-  if (first.op == Op::Cat) return bytes(*first.inputs[step_part(s, step)], first.dtype);
+  if (first.op == Op::Cat && !cat_in_one_kernel(first)) return bytes(*first.inputs[step_part(s, step)], first.dtype);
   if (first.op == Op::Assign && !st.base_copy) return bytes(*first.inputs[1], first.dtype);
   if ((first.op == Op::ScatterAdd || first.op == Op::Scatter) && !st.base_copy) return bytes(*first.inputs[2], first.dtype);
   int64_t n = 0;
@@ -135,7 +135,7 @@ Plan describe_plan(const GraphView& g, Schedule s) {
     e.name = step_name(st);
     const Node* first = st.outputs[0];
     std::vector<const Node*> starts;
-    if (first->op == Op::Cat || first->cls() == OpClass::Write) {
+    if ((first->op == Op::Cat && !cat_in_one_kernel(*first)) || first->cls() == OpClass::Write) {
       // one step of several over the node: its part's source
       const size_t part = step_part(p.schedule, i);
       starts = {first->inputs[std::min(part, first->inputs.size() - 1)].get()};

@@ -404,7 +404,8 @@ bool lower_all(const Graph& g, NodeSet& mat, CutMap& cuts, const MatmulReads& re
         s.why = why;
         steps.push_back(std::move(s));
       } else if (n->op == Op::Cat) {
-        for (size_t part = 0; part < n->inputs.size(); ++part) push(lower_node(*n, mat, static_cast<int>(part)));
+        if (cat_in_one_kernel(*n)) push(lower_node(*n, mat, -1));
+        else for (size_t part = 0; part < n->inputs.size(); ++part) push(lower_node(*n, mat, static_cast<int>(part)));
       } else if (n->cls() == OpClass::Write) {  // Assign, the scatters: the base, then the write
         push(lower_node(*n, mat));
         steps.back().base_copy = true;

@@ -99,7 +99,7 @@ enum class Cut : uint8_t {
   MatmulLibrary,    // a matmul above the inline size limits: a BLAS call
   MatmulOperand,    // an operand of a BLAS matmul whose views BLAS cannot read
   MatmulReuse,      // an inline matmul's computed operand, reread too often (or random)
-  Join,             // a cat: one kernel per part, each writing into the output
+  Join,             // a cat: one kernel per part, each writing into the output (or cat_in_one_kernel)
   Write,            // an in-place write: a copy of the base, then a scatter
   WriteSource,      // the value an in-place write stores, read from the written tensor
   SharedReduction,  // a reduction read by several kernels
@@ -191,6 +191,15 @@ bool matmul_recomputed(const Node& n);
 // Whether a node is computed as a reduction inside a row kernel: a Reduce
 // node, or a matmul computed inline.
 inline bool reduces(const Node& n) { return is_reduction(n.op) || matmul_inline(n); }
+
+// A cat along the last dim at most this wide is one kernel (lower.cpp:
+// lower_cat_whole), not one per part: the parts' narrow strided writes
+// would run one element at a time.
+inline constexpr int64_t kCatWholeMaxWidth = 8;
+// Whether Cat node n is lowered as one kernel over its output (its last
+// dim the cat's, at most kCatWholeMaxWidth wide, at least two parts, rank
+// >= 2); else a kernel per part writes into the output.
+bool cat_in_one_kernel(const Node& n);
 
 // Whether a node already has a value in memory (core/node.h).
 using kiln::has_value;

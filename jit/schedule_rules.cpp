@@ -118,6 +118,14 @@ bool element_math(const Kernel& k) {
   return false;
 }
 
+bool cat_in_one_kernel(const Node& n) {
+  if (n.op != Op::Cat || n.rank() < 2 || n.attrs.ints[0] != n.rank() - 1 || n.numel() == 0) return false;
+  if (n.shape.back() > kCatWholeMaxWidth) return false;
+  int parts = 0;
+  for (const auto& in : n.inputs) parts += in->shape.back() > 0;
+  return parts >= 2;
+}
+
 bool matmul_recomputed(const Node& n) {
   return matmul_inline(n) && n.inputs[0]->shape.back() == 1;
 }
@@ -155,7 +163,7 @@ const char* cut_text(Cut c) {
     case Cut::MatmulLibrary: return "a matmul too large to compute inline: a library call";
     case Cut::MatmulOperand: return "an operand of a library matmul (it reads memory)";
     case Cut::MatmulReuse: return "an inline matmul's operand, stored rather than recomputed";
-    case Cut::Join: return "a cat: one kernel per part";
+    case Cut::Join: return "a cat: a kernel per part, or one for narrow parts";
     case Cut::Write: return "an in-place write: a scatter into the base (copied first unless its buffer is free)";
     case Cut::WriteSource: return "the value of an in-place write, computed from the tensor written: stored so the write can go in place";
     case Cut::IndexedRead: return "the input of a gather, read at positions its index holds, computed with a reduction: stored so it can be read anywhere";

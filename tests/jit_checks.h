@@ -114,6 +114,25 @@ inline bool output_kernel_computes(const kiln::Tensor& t, kiln::jit::VOp op) {
   return false;
 }
 
+// The innermost loop's extent in kernel k, if it is an integer constant
+// (a narrow side's or a narrow cat's loop), else -1.
+inline int64_t innermost_constant(const kiln::jit::Kernel& k) {
+  const std::vector<kiln::jit::Stmt>* body = &k.body;
+  const kiln::jit::Stmt* inner = nullptr;
+  for (bool deeper = true; deeper;) {
+    deeper = false;
+    for (const kiln::jit::Stmt& s : *body)
+      if (s.kind == kiln::jit::StmtKind::Loop) {
+        inner = &s;
+        body = &s.body;
+        deeper = true;
+        break;
+      }
+  }
+  if (!inner || k.values[static_cast<size_t>(inner->extent)].op != kiln::jit::VOp::IntConst) return -1;
+  return k.values[static_cast<size_t>(inner->extent)].i;
+}
+
 // sin(0.7 i + 0.3) * scale in row-major order: distinct values of both signs.
 inline kiln::Tensor ramp(const kiln::Shape& s, double scale = 1.0) {
   return (kiln::arange(0.0, static_cast<double>(s.numel())).reshape(s) * 0.7 + 0.3).sin() * scale;

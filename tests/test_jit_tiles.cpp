@@ -16,6 +16,7 @@
 using namespace kiln;
 using namespace kiln::indexing;
 using kiln_test::check_jit;
+using kiln_test::innermost_constant;
 
 namespace {
 
@@ -198,28 +199,6 @@ TEST_CASE("jit tiles: an image's H and W are one tiled dim (NCHW <-> NHWC)") {
     check_jit(y.permute({0, 3, 1, 2}).index({Slice(), Slice(), Slice(1, None)}).contiguous());
   }
 }
-
-namespace {
-
-// The innermost loop's extent, if it is an integer constant (else -1).
-int64_t innermost_constant(const jit::Kernel& k) {
-  const std::vector<jit::Stmt>* body = &k.body;
-  const jit::Stmt* inner = nullptr;
-  for (bool deeper = true; deeper;) {
-    deeper = false;
-    for (const jit::Stmt& s : *body)
-      if (s.kind == jit::StmtKind::Loop) {
-        inner = &s;
-        body = &s.body;
-        deeper = true;
-        break;
-      }
-  }
-  if (!inner || k.values[static_cast<size_t>(inner->extent)].op != jit::VOp::IntConst) return -1;
-  return k.values[static_cast<size_t>(inner->extent)].i;
-}
-
-}  // namespace
 
 TEST_CASE("jit tiles: a narrow side (an image's RGB channels) is not tiled") {
   // NCHW -> NHWC of 3 channels: loops over N, H * W and, innermost, the 3

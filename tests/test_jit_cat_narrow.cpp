@@ -1,0 +1,111 @@
+// A cat of narrow parts along the last dim (jit/schedule.h:
+// cat_in_one_kernel, jit/lower.cpp: lower_cat_whole) is one kernel over its
+// output whose innermost loop is the cat's dim, a constant of the kernel
+// (each position the part it lies in), not a kernel per part writing at
+// the output's stride. Pins the plan and the loop, and checks values,
+// compiled and interpreted, against the reference evaluator bit for bit:
+// part widths, zero-width parts, views and broadcasts as parts, dtypes,
+// ranks, several threads.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "jit/schedule.h"
+#include "kiln/kiln.h"
+#include "tests/jit_checks.h"
+
+using namespace kiln;
+using kiln_test::check_jit;
+
+namespace {
+
+Tensor data(const Shape& s, double scale = 1.0) { return kiln_test::sine_leaf(s, kFloat32, scale); }
+
+// The plan's one step for t, its kernel.
+jit::Kernel only_kernel(const Tensor& t) {
+  const jit::Schedule s = kiln_test::plan(t);
+  REQUIRE(s.steps.size() == 1);
+  CHECK(s.steps[0].why.cut == jit::Cut::Join);
+  CHECK(s.steps[0].outputs[0]->op == Op::Cat);
+  return s.steps[0].code->ir;
+}
+
+}  // namespace
+
+TEST_CASE("jit cat: narrow parts along the last dim are one kernel with the cat's dim innermost and constant") {
+  const Tensor a = data({1000}), b = data({1000}, 0.5), c = data({1000}, 2);
+  const Tensor y = stack({a * b, b + c, a.neg()}, 1);  // [1000, 3]
+  const jit::Kernel k = only_kernel(y);
+  CHECK(k.num_loops == 2);
+  CHECK(kiln_test::innermost_constant(k) == 3);
+  check_jit(y);
+  // by hand: row 7
+  const std::vector<float> av = a.to_vector<float>(), bv = b.to_vector<float>(), cv = c.to_vector<float>();
+  const std::vector<float> got = y.to_vector<float>();
+  CHECK(got[21] == av[7] * bv[7]);
+  CHECK(got[22] == bv[7] + cv[7]);
+  CHECK(got[23] == -av[7]);
+  // it reads each part's inputs and writes the output once
+  reset_stats();
+  stack({a, b, c}, 1).eval();
+  CHECK(stats().kernels_launched == 1);
+  CHECK(stats().bytes_read == 3 * 1000 * 4);
+  CHECK(stats().bytes_written == 3 * 1000 * 4);
+  // another row count compiles nothing; another split of the width a kernel of its own
+  const Tensor a2 = data({5000}), b2 = data({5000}, 0.5), c2 = data({5000}, 2);
+  CHECK(only_kernel(stack({a2 * b2, b2 + c2, a2.neg()}, 1)).key() == k.key());
+  CHECK(only_kernel(cat({(a * b).unsqueeze(1), (b + c).unsqueeze(1), a.neg().unsqueeze(1)}, 1)).key() == k.key());
+  const jit::Kernel k12 = only_kernel(cat({data({9, 1}), data({9, 2})}, 1));
+  CHECK(only_kernel(cat({data({70, 1}), data({70, 2})}, 1)).key() == k12.key());
+  CHECK(only_kernel(cat({data({9, 2}), data({9, 1})}, 1)).key() != k12.key());
+}
+
+TEST_CASE("jit cat: a wide cat, or one along another dim, is a kernel per part") {
+  const Tensor x = data({50, 4}), y = data({50, 5});
+  CHECK(kiln_test::kernels(cat({x, y}, 1)) == 2);  // 9 wide
+  CHECK(kiln_test::kernels(cat({x, x * 2}, 0)) == 2);
+  CHECK(kiln_test::kernels(cat({data({3}), data({4})}, 0)) == 2);  // rank 1
+  check_jit(cat({x, y}, 1));
+  check_jit(cat({x.narrow(1, 0, 3), y.narrow(1, 0, 5)}, 1));  // 8 wide: one kernel
+  CHECK(kiln_test::kernels(cat({x.narrow(1, 0, 3), y.narrow(1, 0, 5)}, 1)) == 1);
+}
+
+TEST_CASE("jit cat: narrow cats' values against the reference: widths, empty parts, views, dtypes, ranks") {
+  for (int64_t rows : {1, 2, 15, 16, 17, 1000}) {
+    CAPTURE(rows);
+    const Tensor a = data({rows, 1}), b = data({rows, 2}, 0.5), c = data({rows, 5}, 3);
+    check_jit(cat({a, b}, 1));
+    check_jit(cat({a, b, c}, 1));
+    check_jit(cat({c, a, a * 2}, 1) - 1);  // read by an op: the cat is stored, then read
+    check_jit(cat({a, data({rows, 0}), b}, 1));  // a zero-width part
+    check_jit(cat({b.flip({1}), a.expand({rows, 3}), data({1, 2}).expand({rows, 2})}, 1));
+    check_jit(cat({data({2, rows}).t(), a.exp() > 0.5}, 1));  // a transposed part; bool promoted
+    check_jit(stack({a.squeeze(1), b.select(1, 1), c.select(1, 4) * c.select(1, 0)}, -1));
+    // rank 3: the outer dims params, the last the constant loop
+    const Tensor u = data({3, rows, 2}), v = data({3, 1, 1});
+    check_jit(cat({u, v.expand({3, rows, 1}), u.narrow(2, 1, 1) * v}, 2));
+  }
+  for (DType dt : {DType::Float16, DType::BFloat16, DType::Float64, DType::Int32, DType::Int64, DType::UInt8, DType::Bool}) {
+    CAPTURE(dt);
+    const Tensor p = (data({33, 2}, 9) + 9).to(dt), q = (data({33, 3}, 9) + 9).to(dt);
+    check_jit(cat({p, q, p}, 1));
+    check_jit(stack({p.select(1, 0), q.select(1, 2)}, 1));
+  }
+  // mixed dtypes promote as PyTorch's cat: int32 and float32 to float32
+  const Tensor i = tensor(std::vector<int32_t>{1, 2, 3}).reshape({3, 1});
+  const Tensor f = tensor(std::vector<float>{0.5f, 1.5f, 2.5f, 3.5f, 4.5f, 5.5f}).reshape({3, 2});
+  const Tensor m = cat({i, f}, 1);
+  CHECK(m.dtype() == DType::Float32);
+  CHECK(m.to_vector<float>() == std::vector<float>{1, 0.5f, 1.5f, 2, 2.5f, 3.5f, 3, 4.5f, 5.5f});
+  check_jit(m);
+}
+
+TEST_CASE("jit cat: a narrow cat split over threads") {
+  const int before = get_num_threads();
+  set_num_threads(2);
+  const Tensor a = data({1 << 16}), b = data({1 << 16}, 0.5);
+  check_jit(stack({a * b, a - b}, 1));
+  check_jit(stack({data({64, 1024}), data({64, 1024}, 2).sqrt()}, 2));
+  set_num_threads(before);
+}
