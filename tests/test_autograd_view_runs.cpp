@@ -1,6 +1,7 @@
-// The gradients of views that fill a run of one dim (a slice of step 1, a
-// select): the engine places the runs an input receives together
-// (place_runs, core/autograd/rules.cpp). A split's pieces become one cat,
+// The gradients of views that fill a run of one dim (a slice, a select):
+// the engine places the runs an input receives together (place_runs,
+// core/autograd/rules.cpp). Strided slices' runs are interleaved by a cat
+// of their step's phases. A split's pieces become one cat,
 // each part computing its piece's gradient, with no zeros written and
 // nothing summed; a run over at least half its dim is g padded, fused
 // with what reads it; a short run is a cat with zeros. Overlapping runs,
@@ -122,6 +123,62 @@ TEST_CASE("autograd: overlapping runs, runs along two dims and a dense gradient 
   }
 }
 
+// A slice of step > 1 (up to 8): its gradient interleaved with zero rows
+// by a cat of the step's phases, one kernel writing each element once
+// (a narrow cat along the last dim), where it scattered into zeros (two
+// kernels, the zeros written first); x[..., ::2] and x[..., 1::2] (rotary
+// embeddings' pairs) fill the two phases of one cat.
+TEST_CASE("autograd: strided slices' gradients are one interleaving cat") {
+  const Tensor x = data({4, 10}).requires_grad_();
+  const Tensor w = data({4, 10}, 0.5);
+  SUBCASE("one strided slice") {
+    const Tensor gy = data({4, 3}, 0.25);
+    const Tensor gx = grad({(x * w).slice(1, 1, 9, 3)}, {x}, {gy})[0];  // columns 1, 4, 7
+    CHECK(kiln_test::kernels(gx) == 2);  // the cat of three phases [4, 3, 3], then pad(.) * w
+    kiln_test::close_to_reference(gx, 0);
+    const std::vector<float> wv = w.to_vector<float>(), gv = gy.to_vector<float>(), got = gx.to_vector<float>();
+    for (int64_t r = 0; r < 4; ++r)
+      for (int64_t c = 0; c < 10; ++c)
+        CHECK(got[r * 10 + c] == (c % 3 == 1 && c < 9 ? gv[r * 3 + c / 3] * wv[r * 10 + c] : 0.0f));
+  }
+  SUBCASE("even and odd columns") {
+    const Tensor a = x.slice(1, 0, 10, 2), b = x.slice(1, 1, 10, 2);
+    const Tensor gy = data({4, 5}, 0.25);
+    const Tensor gx = grad({a * 2 - b.exp()}, {x}, {gy})[0];
+    CHECK(kiln_test::kernels(gx) == 1);
+    CHECK(only_cat_parts(gx));
+    kiln_test::close_to_reference(gx, 1e-6);
+    const std::vector<float> xv = x.detach().to_vector<float>(), gv = gy.to_vector<float>(), got = gx.to_vector<float>();
+    for (int64_t r = 0; r < 4; ++r)
+      for (int64_t c = 0; c < 10; ++c) {
+        const double g = gv[r * 5 + c / 2];
+        CHECK(got[r * 10 + c] == doctest::Approx(c % 2 == 0 ? 2 * g : -g * std::exp(xv[r * 10 + c])).epsilon(1e-5));
+      }
+  }
+  SUBCASE("phases of unequal length, one phase twice, a first dim, a step past the end, empty slices") {
+    const Tensor y = data({4, 9}).requires_grad_();
+    const Tensor g = grad({(y.slice(1, 0, 9, 2) * 3).sum() + (y.slice(1, 1, 9, 2) * 5).sum() +
+                           (y.slice(1, 4, 9, 2) * 7).sum()}, {y})[0];  // 5, 4 and 3 columns
+    const std::vector<float> gv = g.to_vector<float>();
+    for (int64_t c = 0; c < 9; ++c) CHECK(gv[2 * 9 + c] == (c % 2 == 1 ? 5.0f : c >= 4 ? 10.0f : 3.0f));
+    kiln_test::close_to_reference(g, 0);
+    const Tensor gy = data({2, 10}, 0.25);
+    const Tensor gr = grad({x.slice(0, 1, 4, 2) * 3}, {x}, {gy})[0];  // rows 1 and 3 of 4
+    kiln_test::close_to_reference(gr, 0);
+    const std::vector<float> gyv = gy.to_vector<float>(), got = gr.to_vector<float>();
+    for (int64_t r = 0; r < 4; ++r)
+      for (int64_t c = 0; c < 10; ++c) CHECK(got[r * 10 + c] == (r % 2 == 1 ? 3 * gyv[(r / 2) * 10 + c] : 0.0f));
+    const std::vector<float> g2 = grad({x.slice(1, 8, 10, 5).sum()}, {x})[0].to_vector<float>();  // column 8
+    for (int64_t i = 0; i < 40; ++i) CHECK(g2[i] == (i % 10 == 8 ? 1.0f : 0.0f));
+    const Tensor g3 = grad({x.slice(1, 3, 3, 2).sum() + x.slice(1, 9, 10, 4).sum()}, {x})[0];
+    const std::vector<float> g3v = g3.to_vector<float>();
+    for (int64_t i = 0; i < 40; ++i) CHECK(g3v[i] == (i % 10 == 9 ? 1.0f : 0.0f));
+    // a step above 8 scatters into zeros
+    const std::vector<float> g4 = grad({x.slice(1, 0, 10, 9).sum()}, {x})[0].to_vector<float>();
+    for (int64_t i = 0; i < 40; ++i) CHECK(g4[i] == (i % 10 == 0 || i % 10 == 9 ? 1.0f : 0.0f));
+  }
+}
+
 TEST_CASE("autograd: a retained intermediate split into pieces gets the placed gradient") {
   const Tensor x = data({3, 4}).requires_grad_();
   Tensor z = x * 2;
@@ -141,7 +198,7 @@ TEST_CASE("autograd: placed runs pass gradcheck and gradgradcheck") {
   const Tensor x = randn({3, 6}, TensorOptions(DType::Float64)).requires_grad_();
   auto glu = [](const std::vector<Tensor>& v) {
     const std::vector<Tensor> h = v[0].chunk(2, 1);
-    // a strided slice's gradient (scattered into zeros) beside the runs
+    // a strided slice's gradient (interleaved) beside the runs
     return h[0] * h[1].sigmoid() + v[0].select(1, 5).unsqueeze(1) * v[0].narrow(1, 0, 3) +
            v[0].slice(1, 1, 6, 2).sin();
   };

@@ -248,18 +248,25 @@ bool should_record(std::initializer_list<const Tensor*> inputs);
 // result (undefined where an input needs none). rules.cpp.
 std::vector<Tensor> apply_rule(Function& f, const Tensor& grad);
 
-// A view's gradient that fills a run of one dim of its input (a slice of
-// step 1, a select): `piece` (the input's rank) at [start, start + len) of
-// dim `dim`, zeros elsewhere. The engine collects an input's runs and
-// places them together: the gradients of a split's pieces become one cat.
+// A view's gradient that fills a run of one dim of its input (a slice, a
+// select): `piece` (the input's rank) at positions start + i * step (i <
+// len) of dim `dim`, zeros elsewhere. The engine collects an input's runs
+// and places them together: the gradients of a split's pieces become one
+// cat, those of x[..., 0::2] and x[..., 1::2] one interleaving cat.
 struct GradRun {
   int64_t dim, start, len;
   Tensor piece;
+  int64_t step = 1;
 };
+// A slice's step up to which its gradient is a run (interleaved with zero
+// rows by a cat of `step` parts); a larger step scatters into zeros.
+inline constexpr int64_t kGradRunMaxStep = 8;
 // f's gradient as a run; nullopt for a function of another rule.
 std::optional<GradRun> gradient_run(const Function& f, const Tensor& grad);
-// The sum of the runs as a tensor of `sizes`: one cat when they lie along
-// one dim without overlapping, a run over at least half its dim as g
+// The sum of the runs as a tensor of `sizes`: strided runs interleaved
+// first (runs of one step over the same rows as one cat of the step's
+// phases, missing phases zeros), then one cat when they lie along one dim
+// without overlapping, a run over at least half its dim as g
 // padded (fused with its consumer), a shorter one as a cat with zeros.
 Tensor place_runs(std::vector<GradRun> runs, const Shape& sizes);
 

@@ -394,12 +394,12 @@ RULE(Stack) {
 GradRun select_run(const Function& f, const Tensor& g) {  // ints {dim, index}
   return GradRun{f.ints[0], f.ints[1], 1, g.unsqueeze(f.ints[0])};
 }
-GradRun slice_run(const Function& f, const Tensor& g) {  // ints {dim, start, end, 1}
-  return GradRun{f.ints[0], f.ints[1], f.ints[2] - f.ints[1], g};
+GradRun slice_run(const Function& f, const Tensor& g) {  // ints {dim, start, end, step}
+  return GradRun{f.ints[0], f.ints[1], g.size(f.ints[0]), g, f.ints[3]};
 }
 RULE(Select) { return {place_runs({select_run(f, g)}, f.inputs[0].sizes)}; }
 RULE(Slice) {  // ints {dim, start, end, step}
-  if (f.ints[3] == 1) return {place_runs({slice_run(f, g)}, f.inputs[0].sizes)};
+  if (f.ints[3] <= kGradRunMaxStep) return {place_runs({slice_run(f, g)}, f.inputs[0].sizes)};
   return {scatter_into(f, g, [&](const Tensor& z) {
     return z.slice(f.ints[0], f.ints[1], f.ints[2], f.ints[3]);
   })};
@@ -514,11 +514,65 @@ constexpr Rule kRules[] = {
 std::optional<GradRun> gradient_run(const Function& f, const Tensor& grad) {
   const Rule rule = kRules[static_cast<size_t>(f.kind)];
   if (rule == &rule_Select) return select_run(f, grad);
-  if (rule == &rule_Slice && f.ints[3] == 1) return slice_run(f, grad);
+  if (rule == &rule_Slice && f.ints[3] <= kGradRunMaxStep) return slice_run(f, grad);
   return std::nullopt;
 }
 
+namespace {
+
+// Strided runs as runs of step 1: those of one dim and step that start in
+// the same row of `step` positions (b * step + phase, b the same) become one
+// cat of the step's phases along a new dim after `dim` (a phase no run fills
+// is zeros, one two runs fill their sum, a shorter one padded with zeros),
+// viewed as [.., len * step, ..] and cut at the dim's end: x[..., 0::2] and
+// x[..., 1::2] interleaved by one kernel (a narrow cat along the last dim)
+// writing each element once, where each scattered into zeros of its own.
+void interleave_strided(std::vector<GradRun>& runs, const Shape& sizes) {
+  std::vector<GradRun> out;
+  std::vector<bool> done(runs.size(), false);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (done[i]) continue;
+    GradRun& r = runs[i];
+    if (r.step == 1 || r.len == 0) {  // (an empty slice: nothing to place)
+      r.step = 1;
+      out.push_back(std::move(r));
+      continue;
+    }
+    const int64_t d = r.dim, s = r.step, b = r.start / s;
+    int64_t n = 0;
+    std::vector<size_t> group;
+    for (size_t j = i; j < runs.size(); ++j)
+      if (!done[j] && runs[j].dim == d && runs[j].step == s && runs[j].len > 0 && runs[j].start / s == b) {
+        group.push_back(j);
+        n = std::max(n, runs[j].len);
+        done[j] = true;
+      }
+    std::vector<Tensor> phases(static_cast<size_t>(s));
+    for (size_t j : group) {
+      Tensor piece = runs[j].piece;
+      if (runs[j].len < n) {
+        Shape widths(2 * static_cast<size_t>(piece.dim() - d), 0);  // pad() lists the last dim first
+        widths.back() = n - runs[j].len;
+        piece = pad(piece, widths);
+      }
+      Tensor& ph = phases[static_cast<size_t>(runs[j].start % s)];
+      ph = ph.defined() ? ph + piece : piece;
+    }
+    Shape row = r.piece.sizes();
+    row[static_cast<size_t>(d)] = n;
+    for (Tensor& ph : phases) ph = (ph.defined() ? ph : zeros_of(row, r.piece)).unsqueeze(d + 1);
+    Shape merged = row;
+    merged[static_cast<size_t>(d)] = n * s;
+    const int64_t len = std::min(n * s, sizes[static_cast<size_t>(d)] - b * s);
+    out.push_back(GradRun{d, b * s, len, cat(phases, d + 1).reshape(merged).narrow(d, 0, len)});
+  }
+  runs = std::move(out);
+}
+
+}  // namespace
+
 Tensor place_runs(std::vector<GradRun> runs, const Shape& sizes) {
+  interleave_strided(runs, sizes);
   std::sort(runs.begin(), runs.end(), [](const GradRun& a, const GradRun& b) {
     return a.dim != b.dim ? a.dim < b.dim : a.start < b.start;
   });
