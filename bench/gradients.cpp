@@ -4,7 +4,8 @@
 // windows: convolutions (3 x 3, strided, depthwise 3 x 3 and 5 x 5,
 // transposed), group and layer norm, pooling, softmax, a linear layer,
 // cross-entropy, a narrow, a split's pieces (GLU), columns selected one by
-// one, an RNN of 64 steps through unbind.
+// one, rotary embeddings (strided slices, a stack along the last dim), an
+// RNN of 64 steps through unbind.
 //
 // Each step builds the layer on inputs that require grad and takes
 // grad(y, inputs, gy) for a fixed gy (torch.autograd.grad), evaluating
@@ -124,8 +125,12 @@ int main(int argc, char** argv) {
   manual_seed(0);
   const Tensor labels = randint(0, 1000, {4096});
   labels.eval();
+  // rotary embedding's angles: positions [512] by frequencies [64]
+  const Tensor angles = arange(512).to(kFloat32).unsqueeze(1) * (arange(64).to(kFloat32) * -0.15).exp();
+  const Tensor cosines = angles.cos().eval(), sines = angles.sin().eval();
 #ifdef KILN_BENCH_HAVE_TORCH
   const torch::Tensor tlabels = torch::from_blob(labels.to_vector<int64_t>().data(), {4096}, torch::kInt64).clone();
+  const torch::Tensor tcos = to_torch(cosines), tsin = to_torch(sines);
   namespace F = torch::nn::functional;
 #endif
   std::vector<Case> cases = {
@@ -171,6 +176,16 @@ int main(int argc, char** argv) {
       {"columns", "x[:, 0] * x[:, 1] + x[:, 2], x [2^21, 3]", {{1 << 21, 3}},
        [](auto& v) { return v[0].select(1, 0) * v[0].select(1, 1) + v[0].select(1, 2); }
        TORCH(v[0].select(1, 0) * v[0].select(1, 1) + v[0].select(1, 2))},
+      {"rope", "rotary: x[..., ::2], x[..., 1::2] rotated, stacked, flattened, x [32, 512, 128]", {{32, 512, 128}},
+       [&](auto& v) {
+         const Tensor a = v[0].slice(2, 0, 128, 2), b = v[0].slice(2, 1, 128, 2);
+         return stack({a * cosines - b * sines, a * sines + b * cosines}, -1).flatten(-2);
+       } TORCH([&] {
+         namespace I = torch::indexing;
+         const torch::Tensor a = v[0].index({"...", I::Slice(0, I::None, 2)}),
+                             b = v[0].index({"...", I::Slice(1, I::None, 2)});
+         return torch::stack({a * tcos - b * tsin, a * tsin + b * tcos}, -1).flatten(-2);
+       }())},
       {"rnn", "h = tanh(h / 2 + x[t]) over x.unbind(0), the h summed, x [64, 32, 256]", {{64, 32, 256}},
        [](auto& v) {
          Tensor h = zeros({32, 256}), total;
