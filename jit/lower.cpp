@@ -347,11 +347,13 @@ Lowered Lowerer::lower_cat_whole() {
   const int64_t d = root_.rank() - 1, width = root_.shape[d];
   narrow_dims_.assign(static_cast<size_t>(root_.rank()), false);
   narrow_dims_[static_cast<size_t>(d)] = true;
-  std::vector<int64_t> outer(static_cast<size_t>(d));
-  for (int64_t k = 0; k < d; ++k) outer[static_cast<size_t>(k)] = k;
-  std::vector<Stmt> top;
+  std::vector<int64_t> outer;  // no loop for a dim of 1: the first loop is the parallel one ([1, T, 2])
   Idx idx(static_cast<size_t>(root_.rank()));
-  std::vector<Stmt>* body = open_loops(&root_, outer, idx, top, true);
+  for (int64_t k = 0; k < d; ++k)
+    if (root_.shape[k] == 1) idx[k] = iconst(0);
+    else outer.push_back(k);
+  std::vector<Stmt> top;
+  std::vector<Stmt>* body = outer.empty() ? single(top) : open_loops(&root_, outer, idx, top, true);
   idx[d] = open_loop(body, iconst(width), width, false);
   ValueId v = -1;
   int64_t end = width;

@@ -107,5 +107,10 @@ TEST_CASE("jit cat: a narrow cat split over threads") {
   const Tensor a = data({1 << 16}), b = data({1 << 16}, 0.5);
   check_jit(stack({a * b, a - b}, 1));
   check_jit(stack({data({64, 1024}), data({64, 1024}, 2).sqrt()}, 2));
+  // a leading dim of 1 (a batch of one) opens no loop: the rows split
+  const Tensor one = stack({data({1, 4096}), data({1, 4096}, 2)}, 2);
+  CHECK(kiln_test::plan(one).steps[0].parallel_extent == 4096);
+  CHECK(kiln_test::plan(stack({data({4, 5, 6}), data({4, 5, 6})}, 2)).steps[0].parallel_extent == 4);
+  check_jit(one);
   set_num_threads(before);
 }
