@@ -336,27 +336,29 @@ Lowered Lowerer::lower_cat(int part) {
 }
 
 // A cat of narrow parts along the last dim (cat_in_one_kernel): one kernel
-// over the output, its last dim an innermost loop of constant trip count
-// (narrow_dims_), each element the part its position lies in, read at a
-// clamped position (a select chain). LLVM unrolls that loop, the positions
-// become constants, each copy keeps its own part's math, and the vectorizer
-// stores a row's elements as one interleaved group. One kernel per part
-// wrote at the output's stride, one element at a time (LLVM versions such
-// loops for a unit stride only): three computed columns of 2^21 rows.
+// over the output, the cat's dim (and any after it) innermost loops of
+// constant trip count (narrow_dims_), each element the part its position
+// lies in, read at a clamped position (a select chain). LLVM unrolls the
+// loops, the positions become constants, each copy keeps its
+// own part's math, and the vectorizer stores a row's elements as one
+// interleaved group. One kernel per part wrote at the output's stride, one
+// element at a time (LLVM versions such loops for a unit stride only), its
+// math through scalar calls: three computed columns of 2^21 rows.
 Lowered Lowerer::lower_cat_whole() {
-  const int64_t d = root_.rank() - 1, width = root_.shape[d];
-  narrow_dims_.assign(static_cast<size_t>(root_.rank()), false);
-  narrow_dims_[static_cast<size_t>(d)] = true;
+  const int64_t d = root_.attrs.ints[0], rank = root_.rank();
+  narrow_dims_.assign(static_cast<size_t>(rank), false);
+  for (int64_t k = d; k < rank; ++k) narrow_dims_[static_cast<size_t>(k)] = true;
   std::vector<int64_t> outer;  // no loop for a dim of 1: the first loop is the parallel one ([1, T, 2])
-  Idx idx(static_cast<size_t>(root_.rank()));
+  Idx idx(static_cast<size_t>(rank));
   for (int64_t k = 0; k < d; ++k)
     if (root_.shape[k] == 1) idx[k] = iconst(0);
     else outer.push_back(k);
   std::vector<Stmt> top;
   std::vector<Stmt>* body = outer.empty() ? single(top) : open_loops(&root_, outer, idx, top, true);
-  idx[d] = open_loop(body, iconst(width), width, false);
+  for (int64_t k = d; k < rank; ++k)
+    idx[k] = root_.shape[k] == 1 ? iconst(0) : open_loop(body, iconst(root_.shape[k]), root_.shape[k], false);
   ValueId v = -1;
-  int64_t end = width;
+  int64_t end = root_.shape[d];
   for (size_t part = root_.inputs.size(); part-- > 0;) {
     const Node* src = root_.inputs[part].get();
     const int64_t w = src->shape[d], off = end - w;

@@ -119,7 +119,7 @@ bool element_math(const Kernel& k) {
 }
 
 bool cat_in_one_kernel(const Node& n) {
-  if (n.op != Op::Cat || n.rank() < 2 || n.attrs.ints[0] != n.rank() - 1 || n.numel() == 0) return false;
+  if (n.op != Op::Cat || n.numel() == 0 || n.attrs.ints[0] != n.rank() - 1) return false;
   if (n.shape.back() > kCatWholeMaxWidth) return false;
   int parts = 0;
   for (const auto& in : n.inputs) parts += in->shape.back() > 0;

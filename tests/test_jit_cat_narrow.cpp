@@ -1,11 +1,11 @@
 // A cat of narrow parts along the last dim (jit/schedule.h:
-// cat_in_one_kernel, jit/lower.cpp: lower_cat_whole) is one kernel over its
-// output whose innermost loop is the cat's dim, a constant of the kernel
-// (each position the part it lies in), not a kernel per part writing at
-// the output's stride. Pins the plan and the loop, and checks values,
-// compiled and interpreted, against the reference evaluator bit for bit:
-// part widths, zero-width parts, views and broadcasts as parts, dtypes,
-// ranks, several threads.
+// cat_in_one_kernel, at most 8 wide; jit/lower.cpp: lower_cat_whole) is
+// one kernel over its output whose innermost loop is the cat's dim, a
+// constant of the kernel (each position the part it lies in), not a kernel
+// per part writing at the output's stride. Pins the plan and the loop, and
+// checks values, compiled and interpreted, against the reference evaluator
+// bit for bit: part widths, zero-width parts, views and broadcasts as
+// parts, dtypes, ranks, several threads.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -61,14 +61,18 @@ TEST_CASE("jit cat: narrow parts along the last dim are one kernel with the cat'
   CHECK(only_kernel(cat({data({9, 2}), data({9, 1})}, 1)).key() != k12.key());
 }
 
-TEST_CASE("jit cat: a wide cat, or one along another dim, is a kernel per part") {
+TEST_CASE("jit cat: a wide cat, or one along an earlier dim, is a kernel per part") {
   const Tensor x = data({50, 4}), y = data({50, 5});
   CHECK(kiln_test::kernels(cat({x, y}, 1)) == 2);  // 9 wide
   CHECK(kiln_test::kernels(cat({x, x * 2}, 0)) == 2);
-  CHECK(kiln_test::kernels(cat({data({3}), data({4})}, 0)) == 2);  // rank 1
+  CHECK(kiln_test::kernels(cat({data({3, 2, 2}), data({3, 1, 2})}, 1)) == 2);  // (measured slower as one)
   check_jit(cat({x, y}, 1));
   check_jit(cat({x.narrow(1, 0, 3), y.narrow(1, 0, 5)}, 1));  // 8 wide: one kernel
   CHECK(kiln_test::kernels(cat({x.narrow(1, 0, 3), y.narrow(1, 0, 5)}, 1)) == 1);
+  // a tiny 1-D cat: one kernel, its single loop constant
+  const Tensor t = cat({data({3}), data({4}) * 2}, 0);
+  CHECK(kiln_test::innermost_constant(only_kernel(t)) == 7);
+  check_jit(t);
 }
 
 TEST_CASE("jit cat: narrow cats' values against the reference: widths, empty parts, views, dtypes, ranks") {
@@ -82,9 +86,14 @@ TEST_CASE("jit cat: narrow cats' values against the reference: widths, empty par
     check_jit(cat({b.flip({1}), a.expand({rows, 3}), data({1, 2}).expand({rows, 2})}, 1));
     check_jit(cat({data({2, rows}).t(), a.exp() > 0.5}, 1));  // a transposed part; bool promoted
     check_jit(stack({a.squeeze(1), b.select(1, 1), c.select(1, 4) * c.select(1, 0)}, -1));
-    // rank 3: the outer dims params, the last the constant loop
+    // rank 3: the outer dims params, the last the constant loop; along
+    // dim 1 (a kernel per part)
     const Tensor u = data({3, rows, 2}), v = data({3, 1, 1});
     check_jit(cat({u, v.expand({3, rows, 1}), u.narrow(2, 1, 1) * v}, 2));
+    check_jit(stack({b, b * 2, data({rows, 2}, 7).t().t()}, 1));  // [rows, 3, 2]
+    check_jit(cat({data({rows, 1, 3}), data({rows, 3, 2}).transpose(1, 2) * 3}, 1));
+    check_jit(cat({data({rows, 1, 1, 2}), data({rows, 2, 1, 2}) * 3 - 1}, 1));
+    kiln_test::check_jit_close(cat({data({rows, 1, 1, 2}), data({rows, 2, 1, 2}).exp()}, 1), 1e-6);
   }
   for (DType dt : {DType::Float16, DType::BFloat16, DType::Float64, DType::Int32, DType::Int64, DType::UInt8, DType::Bool}) {
     CAPTURE(dt);
@@ -107,6 +116,7 @@ TEST_CASE("jit cat: a narrow cat split over threads") {
   const Tensor a = data({1 << 16}), b = data({1 << 16}, 0.5);
   check_jit(stack({a * b, a - b}, 1));
   check_jit(stack({data({64, 1024}), data({64, 1024}, 2).sqrt()}, 2));
+  check_jit(stack({data({1000, 2}), data({1000, 2}, 2).sqrt()}, 1));
   // a leading dim of 1 (a batch of one) opens no loop: the rows split
   const Tensor one = stack({data({1, 4096}), data({1, 4096}, 2)}, 2);
   CHECK(kiln_test::plan(one).steps[0].parallel_extent == 4096);
