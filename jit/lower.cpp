@@ -335,11 +335,12 @@ Lowered Lowerer::lower_cat(int part) {
   return lower_scatter(src, &root_, offset, strides);
 }
 
-// A cat of narrow parts along the last dim (cat_in_one_kernel): one kernel
-// over the output, the cat's dim (and any after it) innermost loops of
-// constant trip count (narrow_dims_), each element the part its position
-// lies in, read at a clamped position (a select chain). LLVM unrolls the
-// loops, the positions become constants, each copy keeps its
+// A cat of narrow parts (cat_in_one_kernel: its dim and the dims after it
+// at most 8 elements): one kernel over the output, those dims innermost
+// loops of constant trip count (narrow_dims_, nodes of lower rank aligned
+// at the last dim), each element the part its position lies in, read at a
+// clamped position (a select chain). LLVM unrolls the loops, the positions
+// become constants, each copy keeps its
 // own part's math, and the vectorizer stores a row's elements as one
 // interleaved group. One kernel per part wrote at the output's stride, one
 // element at a time (LLVM versions such loops for a unit stride only), its
@@ -348,6 +349,7 @@ Lowered Lowerer::lower_cat_whole() {
   const int64_t d = root_.attrs.ints[0], rank = root_.rank();
   narrow_dims_.assign(static_cast<size_t>(rank), false);
   for (int64_t k = d; k < rank; ++k) narrow_dims_[static_cast<size_t>(k)] = true;
+  narrow_trailing_ = true;
   std::vector<int64_t> outer;  // no loop for a dim of 1: the first loop is the parallel one ([1, T, 2])
   Idx idx(static_cast<size_t>(rank));
   for (int64_t k = 0; k < d; ++k)

@@ -443,10 +443,15 @@ class Lowerer {
   // elsewhere): their sizes, and views' strides of at most kTileNarrowLast,
   // are constants of the kernel, so LLVM unrolls the side's loop and moves
   // the elements of a position as one group (interleaved loads or stores).
+  // In a narrow cat's kernel (lower_cat_whole) a node of lower rank counts
+  // its dims from the last, as broadcasting aligns them: a part stacked
+  // from [N, 2] values reads them at a constant row stride.
   std::vector<bool> narrow_dims_;
+  bool narrow_trailing_ = false;
   bool narrow(const Node* n, int64_t d) const {
-    return n->rank() == static_cast<int64_t>(narrow_dims_.size()) && narrow_dims_[static_cast<size_t>(d)] &&
-           n->shape[d] <= kTileNarrowLast;
+    const int64_t off = static_cast<int64_t>(narrow_dims_.size()) - n->rank();
+    if (off != 0 && (!narrow_trailing_ || off < 0 || d + off < 0)) return false;
+    return narrow_dims_[static_cast<size_t>(d + off)] && n->shape[d] <= kTileNarrowLast;
   }
   // A local's slot until place_stages: kLocalSlot - j for the j-th.
   static constexpr int32_t kLocalSlot = -100;

@@ -192,16 +192,15 @@ bool matmul_recomputed(const Node& n);
 // node, or a matmul computed inline.
 inline bool reduces(const Node& n) { return is_reduction(n.op) || matmul_inline(n); }
 
-// A cat along the last dim at most this wide (a stack of columns, [N, 3];
-// pairs interleaved, [N, 64, 2]; a small 1-D cat) is one kernel (lower.cpp:
-// lower_cat_whole), not one per part: the parts' narrow strided writes ran
-// one element at a time. (Along an earlier dim with a few elements after
-// it, [N, 2, 2], one kernel measured 1.25x slower: a part of another rank
-// reads its rows at a param stride.)
+// A cat whose dim and the dims after it hold at most this many elements
+// (a stack of columns, [N, 3]; pairs interleaved, [N, 64, 2]; [N, 2]
+// pairs stacked along dim 1, [N, 2, 2]; a small 1-D cat) is one kernel
+// (lower.cpp: lower_cat_whole), not one per part: the parts' narrow
+// strided writes ran one element at a time.
 inline constexpr int64_t kCatWholeMaxWidth = 8;
-// Whether Cat node n is lowered as one kernel over its output (along its
-// last dim, at most kCatWholeMaxWidth wide, at least two parts that are not
-// empty); else a kernel per part writes into the output.
+// Whether Cat node n is lowered as one kernel over its output (at most
+// kCatWholeMaxWidth elements from its dim on, at least two parts that are
+// not empty); else a kernel per part writes into the output.
 bool cat_in_one_kernel(const Node& n);
 
 // Whether a node already has a value in memory (core/node.h).

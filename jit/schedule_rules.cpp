@@ -119,8 +119,10 @@ bool element_math(const Kernel& k) {
 }
 
 bool cat_in_one_kernel(const Node& n) {
-  if (n.op != Op::Cat || n.numel() == 0 || n.attrs.ints[0] != n.rank() - 1) return false;
-  if (n.shape.back() > kCatWholeMaxWidth) return false;
+  if (n.op != Op::Cat || n.numel() == 0) return false;
+  int64_t block = 1;  // the elements from the cat's dim on
+  for (int64_t k = n.attrs.ints[0]; k < n.rank(); ++k) block *= n.shape[k];
+  if (block > kCatWholeMaxWidth) return false;
   int parts = 0;
   for (const auto& in : n.inputs) parts += in->shape.back() > 0;
   return parts >= 2;

@@ -1,11 +1,11 @@
-// A cat of narrow parts along the last dim (jit/schedule.h:
-// cat_in_one_kernel, at most 8 wide; jit/lower.cpp: lower_cat_whole) is
-// one kernel over its output whose innermost loop is the cat's dim, a
-// constant of the kernel (each position the part it lies in), not a kernel
-// per part writing at the output's stride. Pins the plan and the loop, and
-// checks values, compiled and interpreted, against the reference evaluator
-// bit for bit: part widths, zero-width parts, views and broadcasts as
-// parts, dtypes, ranks, several threads.
+// A cat of narrow parts (jit/schedule.h: cat_in_one_kernel, its dim and
+// the dims after it at most 8 elements; jit/lower.cpp: lower_cat_whole) is
+// one kernel over its output whose innermost loops are those dims,
+// constants of the kernel (each position the part it lies in), not a
+// kernel per part writing at the output's stride. Pins the plan and the
+// loops, and checks values, compiled and interpreted, against the
+// reference evaluator bit for bit: part widths, zero-width parts, views and
+// broadcasts as parts, nodes of lower rank, dtypes, ranks, several threads.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -61,11 +61,18 @@ TEST_CASE("jit cat: narrow parts along the last dim are one kernel with the cat'
   CHECK(only_kernel(cat({data({9, 2}), data({9, 1})}, 1)).key() != k12.key());
 }
 
-TEST_CASE("jit cat: a wide cat, or one along an earlier dim, is a kernel per part") {
+TEST_CASE("jit cat: a cat whose dim and the dims after it hold more than 8 elements is a kernel per part") {
   const Tensor x = data({50, 4}), y = data({50, 5});
   CHECK(kiln_test::kernels(cat({x, y}, 1)) == 2);  // 9 wide
   CHECK(kiln_test::kernels(cat({x, x * 2}, 0)) == 2);
-  CHECK(kiln_test::kernels(cat({data({3, 2, 2}), data({3, 1, 2})}, 1)) == 2);  // (measured slower as one)
+  CHECK(kiln_test::kernels(cat({data({3, 2, 2}), data({3, 1, 2})}, 1)) == 1);  // 3 x 2 from dim 1 on
+  CHECK(kiln_test::kernels(cat({data({3, 2, 3}), data({3, 1, 3})}, 1)) == 2);  // 3 x 3
+  // [N, 2] pairs stacked along dim 1: two constant loops; the pairs,
+  // nodes of rank 2, read at a constant row stride (their last dim aligned
+  // with the output's)
+  const jit::Kernel k = only_kernel(stack({x.narrow(1, 0, 2) * 2, y.narrow(1, 1, 2).neg()}, 1));
+  CHECK(k.num_loops == 3);
+  CHECK(kiln_test::innermost_constant(k) == 2);
   check_jit(cat({x, y}, 1));
   check_jit(cat({x.narrow(1, 0, 3), y.narrow(1, 0, 5)}, 1));  // 8 wide: one kernel
   CHECK(kiln_test::kernels(cat({x.narrow(1, 0, 3), y.narrow(1, 0, 5)}, 1)) == 1);
@@ -87,11 +94,15 @@ TEST_CASE("jit cat: narrow cats' values against the reference: widths, empty par
     check_jit(cat({data({2, rows}).t(), a.exp() > 0.5}, 1));  // a transposed part; bool promoted
     check_jit(stack({a.squeeze(1), b.select(1, 1), c.select(1, 4) * c.select(1, 0)}, -1));
     // rank 3: the outer dims params, the last the constant loop; along
-    // dim 1 (a kernel per part)
+    // dim 1 with a dim after it (two constant loops, or parts past 8)
     const Tensor u = data({3, rows, 2}), v = data({3, 1, 1});
     check_jit(cat({u, v.expand({3, rows, 1}), u.narrow(2, 1, 1) * v}, 2));
     check_jit(stack({b, b * 2, data({rows, 2}, 7).t().t()}, 1));  // [rows, 3, 2]
     check_jit(cat({data({rows, 1, 3}), data({rows, 3, 2}).transpose(1, 2) * 3}, 1));
+    // along dim 1 of parts from nodes of lower rank, broadcasts and transposes
+    check_jit(stack({b * 2, data({2}).expand({rows, 2}), data({2, rows}).t() - b}, 1));
+    check_jit(cat({data({rows, 1, 2}), (b * data({2})).unsqueeze(1), data({rows, 1, 1}).expand({rows, 1, 2})}, 1));
+    check_jit(cat({data({1, rows, 2, 1}).expand({3, rows, 2, 1}), data({3, 1, 2, 1}).expand({3, rows, 2, 1}) + 1}, 2));
     check_jit(cat({data({rows, 1, 1, 2}), data({rows, 2, 1, 2}) * 3 - 1}, 1));
     kiln_test::check_jit_close(cat({data({rows, 1, 1, 2}), data({rows, 2, 1, 2}).exp()}, 1), 1e-6);
   }
