@@ -124,7 +124,7 @@ bool cat_in_one_kernel(const Node& n) {
   for (int64_t k = n.attrs.ints[0]; k < n.rank(); ++k) block *= n.shape[k];
   if (block > kCatWholeMaxWidth) return false;
   int parts = 0;
-  for (const auto& in : n.inputs) parts += in->shape.back() > 0;
+  for (const auto& in : n.inputs) parts += in->shape[n.attrs.ints[0]] > 0;
   return parts >= 2;
 }
 

@@ -67,15 +67,22 @@ TEST_CASE("jit cat: a cat whose dim and the dims after it hold more than 8 eleme
   CHECK(kiln_test::kernels(cat({x, x * 2}, 0)) == 2);
   CHECK(kiln_test::kernels(cat({data({3, 2, 2}), data({3, 1, 2})}, 1)) == 1);  // 3 x 2 from dim 1 on
   CHECK(kiln_test::kernels(cat({data({3, 2, 3}), data({3, 1, 3})}, 1)) == 2);  // 3 x 3
-  // [N, 2] pairs stacked along dim 1: two constant loops; the pairs,
-  // nodes of rank 2, read at a constant row stride (their last dim aligned
-  // with the output's)
+  // [N, 2] pairs stacked along dim 1: two constant loops (the pairs, nodes
+  // of rank 2, align their last dim with the output's: their row stride a
+  // constant too)
   const jit::Kernel k = only_kernel(stack({x.narrow(1, 0, 2) * 2, y.narrow(1, 1, 2).neg()}, 1));
   CHECK(k.num_loops == 3);
   CHECK(kiln_test::innermost_constant(k) == 2);
   check_jit(cat({x, y}, 1));
   check_jit(cat({x.narrow(1, 0, 3), y.narrow(1, 0, 5)}, 1));  // 8 wide: one kernel
   CHECK(kiln_test::kernels(cat({x.narrow(1, 0, 3), y.narrow(1, 0, 5)}, 1)) == 1);
+  // one part that is not empty: no cat kernel of its own to choose parts in
+  CHECK(kiln_test::kernels(cat({data({5, 0}), data({5, 3}) * 2}, 1)) <= 2);
+  check_jit(cat({data({5, 0}), data({5, 3}) * 2}, 1));
+  const NodePtr lone = cat({data({5, 0}), data({5, 3}) * 2}, 1).impl()->node();
+  CHECK(lone->op == Op::Cat);
+  CHECK_FALSE(jit::cat_in_one_kernel(*lone));
+  CHECK(jit::cat_in_one_kernel(*cat({data({5, 1}), data({5, 3}) * 2}, 1).impl()->node()));
   // a tiny 1-D cat: one kernel, its single loop constant
   const Tensor t = cat({data({3}), data({4}) * 2}, 0);
   CHECK(kiln_test::innermost_constant(only_kernel(t)) == 7);
