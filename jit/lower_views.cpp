@@ -7,7 +7,9 @@
 // the input's row-major layout. A slice of a buffer that steps by a small
 // constant (kConstantStepMax) along some dim reads through the buffer's own
 // sizes, its steps and phases constants: a pooling window's taps are loads
-// that differ by constants (LLVM's interleaved groups, not gathers).
+// that differ by constants (LLVM's interleaved groups, not gathers); so do
+// a strided depthwise fold's, whose views have a group dim of one element
+// more than the padded input.
 #include <array>
 #include <cstdint>
 
@@ -15,12 +17,34 @@
 
 namespace kiln::jit::lowering {
 
+namespace {
+
+// n's dims in order onto x's (xdim[d], -1 for a dim of n of one element
+// that x lacks: a slice unsqueezed, a depthwise window's group dim); false
+// when n has fewer dims than x or the sizes of one element do not pair up.
+bool slice_dims(const Node* n, const Node* x, std::vector<int64_t>& xdim) {
+  const int64_t nr = n->rank(), xr = x->rank();
+  int64_t extra = nr - xr, k = 0;
+  if (extra < 0) return false;
+  xdim.assign(static_cast<size_t>(nr), -1);
+  for (int64_t d = 0; d < nr; ++d) {
+    const bool skip = n->shape[d] == 1 && extra > 0 && (k >= xr || x->shape[k] != 1);
+    if (skip) --extra;
+    else if (k < xr) xdim[static_cast<size_t>(d)] = k++;
+    else return false;
+  }
+  return k == xr;
+}
+
+}  // namespace
+
 bool strided_slice(const Node* n, const Node* x) {
-  if (x->rank() != n->rank()) return false;
+  std::vector<int64_t> xdim;
+  if (!slice_dims(n, x, xdim)) return false;
   const Shape xs = contiguous_strides(x->shape);
   for (int64_t d = 0; d < n->rank(); ++d) {
-    const int64_t st = n->attrs.ints[1 + d];
-    if (n->shape[d] > 1 && st > xs[d] && st % xs[d] == 0 && st / xs[d] <= kConstantStepMax) return true;
+    const int64_t k = xdim[static_cast<size_t>(d)], st = n->attrs.ints[1 + d];
+    if (k >= 0 && n->shape[d] > 1 && st > xs[k] && st % xs[k] == 0 && st / xs[k] <= kConstantStepMax) return true;
   }
   return false;
 }
@@ -143,34 +167,41 @@ ValueId Lowerer::view(const Node* n, const Idx& idx) {
 // (shape-generic kernels); smaller steps are constants.
 bool Lowerer::slice_of(const Node* n, const Node* x, const Idx& idx, Idx& xi) {
   const auto& a = n->attrs.ints;
-  const int64_t rank = n->rank();
-  if (x->rank() != rank || x->numel() == 0 || n->numel() == 0) return false;
+  const int64_t rank = n->rank(), xr = x->rank();
+  std::vector<int64_t> xdim;
+  if (x->numel() == 0 || n->numel() == 0 || !slice_dims(n, x, xdim)) return false;
+  std::vector<int64_t> from(static_cast<size_t>(xr), -1);  // the dim of n read along x's dim k
+  for (int64_t d = 0; d < rank; ++d)
+    if (xdim[d] >= 0) from[static_cast<size_t>(xdim[d])] = d;
   const Shape xs = contiguous_strides(x->shape);
   int64_t off = a[0];
-  Shape start(static_cast<size_t>(rank)), step(static_cast<size_t>(rank));
-  for (int64_t d = 0; d < rank; ++d) {
-    start[d] = off / xs[d];
-    off -= start[d] * xs[d];
+  Shape start(static_cast<size_t>(xr)), step(static_cast<size_t>(xr));
+  for (int64_t k = 0; k < xr; ++k) {
+    start[k] = off / xs[k];
+    off -= start[k] * xs[k];
+    const int64_t d = from[static_cast<size_t>(k)];
     if (n->shape[d] == 1) continue;  // step 0
-    if (a[1 + d] < 0 || a[1 + d] % xs[d] != 0) return false;
-    step[d] = a[1 + d] / xs[d];
+    if (a[1 + d] < 0 || a[1 + d] % xs[k] != 0) return false;
+    step[k] = a[1 + d] / xs[k];
   }
   if (off != 0) return false;
-  for (int64_t d = 0; d < rank; ++d)
-    if (start[d] < 0 || (n->shape[d] > 0 && start[d] + (n->shape[d] - 1) * step[d] >= x->shape[d]))
-      return false;
-  xi.resize(static_cast<size_t>(rank));
-  for (int64_t d = 0; d < rank; ++d) {
+  for (int64_t k = 0; k < xr; ++k) {
+    const int64_t size = n->shape[from[static_cast<size_t>(k)]];
+    if (start[k] < 0 || (size > 0 && start[k] + (size - 1) * step[k] >= x->shape[k])) return false;
+  }
+  xi.resize(static_cast<size_t>(xr));
+  for (int64_t k = 0; k < xr; ++k) {
+    const int64_t d = from[static_cast<size_t>(k)];
     ValueId i = idx[d];
     if (n->shape[d] == 1) i = iconst(0);
-    else if (step[d] <= kConstantStepMax) i = step[d] == 1 ? i : imul(i, iconst(step[d]));
-    else i = imul(i, param(n, kSliceStep, d, step[d]));
+    else if (step[k] <= kConstantStepMax) i = step[k] == 1 ? i : imul(i, iconst(step[k]));
+    else i = imul(i, param(n, kSliceStep, d, step[k]));
     // a start within a constant step (x[1::2], a pooling tap's phase) is a
     // constant too: taps differing by constants form LLVM's interleaved
     // groups (one wide load and shuffles), not a gather each
-    const bool phase = step[d] > 1 && step[d] <= kConstantStepMax && start[d] <= kConstantStepMax;
-    if (start[d] == 0) xi[d] = i;
-    else xi[d] = iadd(i, phase ? iconst(start[d]) : param(n, kSliceStart, d, start[d]));
+    const bool phase = step[k] > 1 && step[k] <= kConstantStepMax && start[k] <= kConstantStepMax;
+    if (start[k] == 0) xi[k] = i;
+    else xi[k] = iadd(i, phase ? iconst(start[k]) : param(n, kSliceStart, d, start[k]));
   }
   return true;
 }

@@ -74,9 +74,10 @@ bool row_major_view(const Node* n);
 // a reshape that only adds or drops size-1 dims: n's dims of size > 1 (nd)
 // are x's (xd), in order.
 bool unit_dims_reshape(const Node* n, std::vector<int64_t>& nd, std::vector<int64_t>& xd);
-// Whether view n of x (of x's rank) steps by a constant step > 1 along
-// some dim of x (x[:, ::2], a pooling tap): slice_of reads it with
-// constant steps and phases.
+// Whether view n of x (of x's rank, or with more dims of one element: a
+// depthwise window's group dim) steps by a constant step > 1 along some
+// dim of x (x[:, ::2], a pooling tap): slice_of reads it with constant
+// steps and phases.
 bool strided_slice(const Node* n, const Node* x);
 // a permutation of x's dims (offset 0; dims of one element may come and
 // go): n's dim d is x's dim from[d] (-1 where n has size 1).

@@ -3,7 +3,8 @@
 // gradients printed by /usr/bin/python3 (torch 1.13) on the same inputs and
 // pasted in; gradcheck and gradgradcheck of the rule in float64; what the
 // JIT makes of it (forward: the padded input stored, then one kernel of
-// plain tap loads, or one per stage of rows past 9 taps; one kernel for the
+// plain tap loads, or one per stage of rows past 9 taps (a strided fold's
+// taps read through the padded input's sizes); one kernel for the
 // input's gradient, whose taps are guarded loads: no clamped gathers).
 #include <doctest/doctest.h>
 
@@ -130,4 +131,37 @@ TEST_CASE("jit: a depthwise convolution folds its taps over the stored padded in
   CHECK(guarded == 9);
   kiln_test::close_to_reference(gx, 1e-5);
   kiln_test::close_to_reference(gs[1], 1e-5);
+}
+
+// A stride-2 fold's taps are strided slices of the stored padded input
+// with one more dim (the group's), read through the input's own sizes at
+// constant steps and phases (jit/lower_views.cpp: slice_of), so the taps'
+// loads differ by constants (LLVM's interleaved groups): each tap read at
+// an offset param of its own was assembled lane by lane, 144 scalar loads
+// per 16 outputs.
+TEST_CASE("jit: a strided depthwise fold reads its taps through the padded input's sizes") {
+  const Tensor x = data({2, 8, 13, 11}), w = data({8, 1, 3, 3}, 1);
+  x.eval(), w.eval();
+  auto fold_of = [](const Tensor& y) {
+    const jit::Schedule s = kiln_test::plan(y);
+    REQUIRE(s.steps.size() == 2);
+    return s.steps[1].code->ir;
+  };
+  const Tensor y2 = conv2d(x, w, Tensor(), {2}, {1}, {1}, 8), y1 = conv2d(x, w, Tensor(), {1}, {1}, {1}, 8);
+  const jit::Kernel k2 = fold_of(y2), k1 = fold_of(y1);
+  // the stride-1 taps are plain offsets, a param each; the stride-2 taps
+  // share the input's sizes, their phases constants
+  CAPTURE(k1.num_params);
+  CHECK(k2.num_params + 9 <= k1.num_params);  // 25 against 66 (66 for both before)
+  kiln_test::check_jit_close(y2, 1e-5);
+  kiln_test::check_jit_close(conv2d(x, w, Tensor(), {2, 3}, {1, 0}, {1}, 8), 1e-5);
+  kiln_test::check_jit_close(conv2d(x.narrow(3, 1, 9), w, Tensor(), {2}, {1}, {2}, 8), 1e-5);
+  // values against PyTorch's: conv2d of arange inputs, stride 2, padding 1
+  const Tensor xi = arange(2 * 5 * 5, TensorOptions(DType::Float32)).reshape({1, 2, 5, 5});
+  const Tensor wi = arange(2 * 9, TensorOptions(DType::Float32)).reshape({2, 1, 3, 3}) / 10;
+  const std::vector<float> got = conv2d(xi, wi, Tensor(), {2}, {1}, {1}, 2).to_vector<float>();
+  const std::vector<double> want{8.8,   17.5,  13.6,  34.5,  52.8,  34.5,  23.2,  31.9,  18.4,
+                                 169.6, 259.3, 175.2, 293.7, 442.5, 294.9, 208.0, 309.7, 204.0};
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < want.size(); ++i) CHECK(got[i] == doctest::Approx(want[i]).epsilon(1e-6));
 }
