@@ -568,10 +568,14 @@ class Gen {
     Instr ins;
     ins.reads = {x, y};
     // the rounded divisions jump where an inexact operand crosses a multiple
-    // (atan2 jumps by 2 pi where y changes sign left of the origin)
-    ins.inexact = op == 4 ? kInexact | kAmplifying : op == 22 ? kInexact | kPeriodic : op >= 19 ? kPeriodic : 0;
+    // (atan2 jumps by 2 pi where y changes sign left of the origin); of a
+    // sum or difference, the operands' last bits may be all that is left
     const bool sum = op <= 1 || op == 13 || op == 14 || op == 17 || op == 18;
-    if (sum) ins.inexact = kCancelling;  // the operands' last bits may be all that is left
+    ins.inexact = op == 4    ? kInexact | kAmplifying
+                  : op == 22 ? kInexact | kPeriodic
+                  : op >= 19 ? kPeriodic
+                  : sum      ? kCancelling
+                             : 0;
     const std::string X = vname(x), Y = vname(y), N = names[op];
     if (op >= 13 && op <= 16) ins.text = def(X + " " + N + " " + Y);
     else if (op == 17 || op == 18) ins.text = def(X + "." + N.substr(0, 3) + "(" + Y + ", " + scalar_text(alpha) + ")");

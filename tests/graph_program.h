@@ -89,6 +89,14 @@ struct Env {
   std::vector<std::shared_ptr<std::vector<unsigned char>>> blobs;  // from_blob memory
 };
 
+// Appends src to dst, keeping at most kMaxCancelOperands nodes (the
+// tolerance reads the magnitudes of the first few operands only).
+constexpr size_t kMaxCancelOperands = 8;
+inline void add_cancel_operands(std::vector<kiln::NodePtr>& dst, const std::vector<kiln::NodePtr>& src) {
+  for (const kiln::NodePtr& n : src)
+    if (dst.size() < kMaxCancelOperands) dst.push_back(n);
+}
+
 struct Instr {
   std::string text;        // the C++ statement(s)
   std::vector<int> reads;  // vars read (an in-place write also lists its target)
@@ -135,13 +143,11 @@ inline bool run_instr(const Program& p, int i, Env& env) {
       if (ins.inexact & kAmplifying) t |= kAmplified;
     }
     t |= env.taint[r];
-    for (const kiln::NodePtr& n : env.cancel_operands[r])
-      if (cancel.size() < 8) cancel.push_back(n);
+    add_cancel_operands(cancel, env.cancel_operands[r]);
   }
   if ((ins.inexact & kCancelling) && tainted_read) {
     t |= kCancelled;
-    for (const kiln::NodePtr& n : operands)
-      if (cancel.size() < 8) cancel.push_back(n);
+    add_cancel_operands(cancel, operands);
   }
   // A result that may differ is rounded to its own dtype: a float32 value an
   // ulp off may round to another float16 (a cast, or float16 math on it).
@@ -155,8 +161,7 @@ inline bool run_instr(const Program& p, int i, Env& env) {
     env.vars[i] = out;
   } else {
     env.taint[ins.target] |= t;
-    for (const kiln::NodePtr& n : cancel)
-      if (env.cancel_operands[ins.target].size() < 8) env.cancel_operands[ins.target].push_back(n);
+    add_cancel_operands(env.cancel_operands[ins.target], cancel);
   }
   return true;
 }

@@ -389,8 +389,8 @@ RULE(Stack) {
     r.push_back(f.needs(i) ? g.select(f.ints[0], static_cast<int64_t>(i)) : Tensor());
   return r;
 }
-// The runs of a select and of a slice of step 1 (gradient_run); the engine
-// collects them, a rule run alone places its own.
+// The runs of a select and of a slice of step up to kGradRunMaxStep
+// (gradient_run); the engine collects them, a rule run alone places its own.
 GradRun select_run(const Function& f, const Tensor& g) {  // ints {dim, index}
   return GradRun{f.ints[0], f.ints[1], 1, g.unsqueeze(f.ints[0])};
 }
