@@ -56,9 +56,10 @@ namespace kiln::jit {
 // reading under a guard fold their tail; 34: not at a constant step; 35: float
 // max / min accumulate integer keys, their loops fold the tail; 36: float sums
 // run to a multiple of 16, then one masked vector; 37: not a scan's; 38: a
-// partial vector loads plain within a page), so objects compiled by an older
+// partial vector loads plain within a page; 51: loops storing at a constant
+// step fold no tail, above 8 run 4 lanes, interleave groups of up to 16), so objects compiled by an older
 // kiln are rebuilt, never loaded.
-inline constexpr uint32_t kDiskCacheVersion = 50;
+inline constexpr uint32_t kDiskCacheVersion = 51;
 inline constexpr size_t kDiskCacheHeaderSize = 32;
 
 // The compiled function for k: from memory, from disk, or compiled now

@@ -350,6 +350,7 @@ Lowered Lowerer::lower_cat_whole() {
   narrow_dims_.assign(static_cast<size_t>(rank), false);
   for (int64_t k = d; k < rank; ++k) narrow_dims_[static_cast<size_t>(k)] = true;
   narrow_trailing_ = true;
+  narrow_max_ = kCatWholeMaxWidth;
   std::vector<int64_t> outer;  // no loop for a dim of 1: the first loop is the parallel one ([1, T, 2])
   Idx idx(static_cast<size_t>(rank));
   for (int64_t k = 0; k < d; ++k)
@@ -357,22 +358,30 @@ Lowered Lowerer::lower_cat_whole() {
     else outer.push_back(k);
   std::vector<Stmt> top;
   std::vector<Stmt>* body = outer.empty() ? single(top) : open_loops(&root_, outer, idx, top, true);
-  for (int64_t k = d; k < rank; ++k)
-    idx[k] = root_.shape[k] == 1 ? iconst(0) : open_loop(body, iconst(root_.shape[k]), root_.shape[k], false);
-  ValueId v = -1;
-  int64_t end = root_.shape[d];
-  for (size_t part = root_.inputs.size(); part-- > 0;) {
+  // Every position of the narrow block, in row-major order, reads its own
+  // part at constant indices: one store each.
+  std::vector<int64_t> pos(static_cast<size_t>(rank), 0);
+  const int64_t block = root_.numel() == 0 ? 0 : [&] {
+    int64_t b = 1;
+    for (int64_t k = d; k < rank; ++k) b *= root_.shape[k];
+    return b;
+  }();
+  std::vector<std::pair<ValueId, ValueId>> stores;  // (position, value): the slot comes after the inputs'
+  for (int64_t e = 0; e < block; ++e) {
+    int64_t part = 0, off = 0;
+    while (off + root_.inputs[part]->shape[d] <= pos[d]) off += root_.inputs[part++]->shape[d];
     const Node* src = root_.inputs[part].get();
-    const int64_t w = src->shape[d], off = end - w;
-    end = off;
-    if (w == 0) continue;
     Idx at = idx;
-    const ValueId j = op2(VOp::Sub, DType::Int64, idx[d], iconst(off));
-    at[d] = op2(VOp::Min, DType::Int64, op2(VOp::Max, DType::Int64, j, iconst(0)), iconst(w - 1));
-    const ValueId x = cast(value(src, at), root_.dtype);
-    v = v < 0 ? x : op3(VOp::Where, root_.dtype, op2(VOp::Lt, DType::Bool, idx[d], iconst(off + w)), x, v);
+    for (int64_t k = d; k < rank; ++k) idx[k] = at[k] = iconst(pos[k]);
+    at[d] = iconst(pos[d] - off);
+    stores.emplace_back(ravel(&root_, idx), cast(value(src, at), root_.dtype));
+    for (int64_t k = rank; k-- > d;) {  // the next position
+      if (++pos[k] < root_.shape[k]) break;
+      pos[k] = 0;
+    }
   }
-  store(body, output_slot(root_.dtype), ravel(&root_, idx), v);
+  const int32_t slot = output_slot(root_.dtype);
+  for (const auto& [flat, v] : stores) store(body, slot, flat, v);
   k_.body = std::move(top);
   work_ = root_.numel();
   return finish();

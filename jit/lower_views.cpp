@@ -140,7 +140,7 @@ ValueId Lowerer::view(const Node* n, const Idx& idx) {
   auto stride = [&](int64_t d) {
     const int64_t st = a[1 + d];
     const bool step = d == rank - 1 && st <= kConstantStepMax && xr > 0 && st < x->shape.back();
-    const bool narrow = !narrow_dims_.empty() && st <= kTileNarrowLast;  // (lower_tiles.cpp)
+    const bool narrow = !narrow_dims_.empty() && st <= narrow_max_;  // (lower_tiles.cpp)
     return st == 0 ? iconst(0) : st == 1 || step || narrow ? iconst(st) : param(n, kViewStride, d, st);
   };
   ValueId flat = view_offset(n);

@@ -447,12 +447,15 @@ class Lowerer {
   // In a narrow cat's kernel (lower_cat_whole) a node of lower rank counts
   // its dims from the last, as broadcasting aligns them: a part stacked
   // from [N, 2] values reads them at a constant row stride.
+  // A narrow cat's block of up to kCatWholeMaxWidth elements (a row of
+  // nine or sixteen, a 3 x 3 or 4 x 4 matrix) keeps constant sizes too.
   std::vector<bool> narrow_dims_;
   bool narrow_trailing_ = false;
+  int64_t narrow_max_ = kTileNarrowLast;
   bool narrow(const Node* n, int64_t d) const {
     const int64_t off = static_cast<int64_t>(narrow_dims_.size()) - n->rank();
     if (off != 0 && (!narrow_trailing_ || off < 0 || d + off < 0)) return false;
-    return narrow_dims_[static_cast<size_t>(d + off)] && n->shape[d] <= kTileNarrowLast;
+    return narrow_dims_[static_cast<size_t>(d + off)] && n->shape[d] <= narrow_max_;
   }
   // A local's slot until place_stages: kLocalSlot - j for the j-th.
   static constexpr int32_t kLocalSlot = -100;

@@ -197,7 +197,7 @@ inline bool reduces(const Node& n) { return is_reduction(n.op) || matmul_inline(
 // pairs stacked along dim 1, [N, 2, 2]; a small 1-D cat) is one kernel
 // (lower.cpp: lower_cat_whole), not one per part: the parts' narrow
 // strided writes ran one element at a time.
-inline constexpr int64_t kCatWholeMaxWidth = 8;
+inline constexpr int64_t kCatWholeMaxWidth = 16;
 // Whether Cat node n is lowered as one kernel over its output (at most
 // kCatWholeMaxWidth elements from its dim on, at least two parts that are
 // not empty); else a kernel per part writes into the output.

@@ -133,6 +133,24 @@ inline int64_t innermost_constant(const kiln::jit::Kernel& k) {
   return k.values[static_cast<size_t>(inner->extent)].i;
 }
 
+// The stores in kernel k's innermost loop body (a narrow cat's: one per
+// position of its block, each at a constant offset from the row's start).
+inline int innermost_stores(const kiln::jit::Kernel& k) {
+  const std::vector<kiln::jit::Stmt>* body = &k.body;
+  for (bool deeper = true; deeper;) {
+    deeper = false;
+    for (const kiln::jit::Stmt& s : *body)
+      if (s.kind == kiln::jit::StmtKind::Loop) {
+        body = &s.body;
+        deeper = true;
+        break;
+      }
+  }
+  int n = 0;
+  for (const kiln::jit::Stmt& s : *body) n += s.kind == kiln::jit::StmtKind::Store;
+  return n;
+}
+
 // sin(0.7 i + 0.3) * scale in row-major order: distinct values of both signs.
 inline kiln::Tensor ramp(const kiln::Shape& s, double scale = 1.0) {
   return (kiln::arange(0.0, static_cast<double>(s.numel())).reshape(s) * 0.7 + 0.3).sin() * scale;

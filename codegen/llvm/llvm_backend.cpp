@@ -286,6 +286,7 @@ class LLVMBackend final : public Backend {
       std::vector<const char*> argv = {"kiln"};
       if (known.count("enable-epilogue-vectorization")) argv.push_back("-enable-epilogue-vectorization=false");
       if (known.count("disable-lsr")) argv.push_back("-disable-lsr");
+      if (known.count("max-interleave-group-factor")) argv.push_back("-max-interleave-group-factor=16");
       if (argv.size() == 1) return;
       std::string errors;
       llvm::raw_string_ostream es(errors);

@@ -176,6 +176,38 @@ class LoopBody {
     });
   }
 
+  // Whether innermost loop s stores at a constant step > 1 along it (a
+  // narrow cat's positions, jit/lower.cpp: lower_cat_whole).
+  bool writes_strided(const Stmt& s) const { return store_step(s) > 1; }
+  int store_step(const Stmt& s) const {
+    int64_t m = 0;
+    for (const Stmt& c : s.body)
+      if (c.kind == StmtKind::Store) m = std::max(m, step_along(c.index, s.loop));
+    return static_cast<int>(m);
+  }
+
+  // v's constant step along loop variable `loop` (v's index arithmetic is
+  // affine in it), 0 if v does not depend on it, -1 if not a constant.
+  int64_t step_along(ValueId id, int32_t loop) const {
+    const jit::Value& v = k_.values[id];
+    switch (v.op) {
+      case VOp::LoopIndex: return v.a == loop ? 1 : 0;
+      case VOp::IntConst: case VOp::Param: return 0;
+      case VOp::Add: {
+        const int64_t a = step_along(v.args[0], loop), b = step_along(v.args[1], loop);
+        return a < 0 || b < 0 ? -1 : a + b;
+      }
+      case VOp::Mul: {
+        const int64_t a = step_along(v.args[0], loop), b = step_along(v.args[1], loop);
+        if (a < 0 || b < 0 || (a > 0 && b > 0)) return -1;
+        const jit::Value& other = k_.values[a > 0 ? v.args[1] : v.args[0]];
+        if (a == 0 && b == 0) return 0;
+        return other.op == VOp::IntConst ? (a + b) * other.i : -1;
+      }
+      default: return -1;
+    }
+  }
+
   // Whether innermost loop s reads under a guard that changes along it
   // (kernel_ir.h: a guarded load; padding's columns).
   bool reads_guarded(const Stmt& s, const std::vector<bool>& varying) const {
@@ -331,8 +363,17 @@ LoopHints loop_hints(const jit::Kernel& k, const Stmt& s, bool wide_vectors) {
   // x.sigmoid() * x.log() 1.06x) and cost up to a fifth more to compile.
   const bool wide_exp = wide_vectors && computes.lane_math && !computes.math_in_double &&
                         !computes.calls_libm && !computes.philox && !body.short_loop(s);
-  const int width =
-      wide_lane_sum || wide_move || wide_exp ? 16 : computes.calls_libm ? 4 : computes.philox ? 8 : 0;
+  // A loop storing a row of more than 8 positions (a narrow cat's 3 x 3 or
+  // 4 x 4 matrices, jit/lower.cpp: lower_cat_whole) runs 4 lanes: LLVM
+  // weighs a group of 16 vectors of 16 against scatters and scatters (1
+  // thread, 2^20 rows: 4 x 4 blocks of loads and constants 18-19 -> 3.3 ms;
+  // nine positions of sin / cos products 3.9 -> 5.9 ms but compiled in 22
+  // ms, not 49; [N, 3] rows stacked 3.7 -> 3.3 ms).
+  const int width = innermost && body.store_step(s) > 8                     ? 4
+                    : wide_lane_sum || wide_move || wide_exp                ? 16
+                    : computes.calls_libm                                   ? 4
+                    : computes.philox                                       ? 8
+                                                                            : 0;
   // A loop drawing random numbers runs its last, partial vector with
   // masked loads and stores instead of a scalar remainder loop: the
   // remainder was a second copy of the ten Philox rounds (now a call of
@@ -363,7 +404,11 @@ LoopHints loop_hints(const jit::Kernel& k, const Stmt& s, bool wide_vectors) {
   // ran 32 elements in vectors and 24 in a scalar remainder (1 thread,
   // x.amax(3) of [32, 64, 56, 56] 4.5 -> 0.95 ms, rows of 16 9.2 -> 1.8 ms,
   // rows of 3136 0.59 / 0.64 ms, within the noise).
-  const bool fold_tail = computes.philox || wide_exp || (guarded && !strided) || (extremes && !strided);
+  // Not where the loop stores at a constant step (a narrow cat's row of
+  // positions): a masked interleaved store is scattered lane by lane
+  // (a stack of [N, 2] pairs with exp, 2.2 -> 19 ms).
+  const bool fold_tail = (computes.philox || wide_exp || (guarded && !strided) || (extremes && !strided)) &&
+                         !(innermost && body.writes_strided(s));
   // A float sum into float64 (a float32 row's sum, softmax's sum of exp)
   // cannot fold its tail: its remainder's elements would go into the
   // vector lanes, an order other than the scalar remainder's, and the
