@@ -194,7 +194,8 @@ inline bool reduces(const Node& n) { return is_reduction(n.op) || matmul_inline(
 
 // A cat whose dim and the dims after it hold at most this many elements
 // (a stack of columns, [N, 3]; pairs interleaved, [N, 64, 2]; [N, 2]
-// pairs stacked along dim 1, [N, 2, 2]; a small 1-D cat) is one kernel
+// pairs stacked along dim 1, [N, 2, 2]; 3 x 3 and 4 x 4 matrices stacked
+// from columns, [N, 9] and [N, 16]; a small 1-D cat) is one kernel
 // (lower.cpp: lower_cat_whole), not one per part: the parts' narrow
 // strided writes ran one element at a time.
 inline constexpr int64_t kCatWholeMaxWidth = 16;
