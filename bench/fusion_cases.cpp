@@ -238,6 +238,25 @@ std::vector<Case> make_cases(const Size& sz, Inputs& in) {
        .hand = [=](float* e) { hand_atan2_tan(e, pa, pb, N); }, .eigen = nullptr,
        .torch = TORCH_IMPL([=] { return torch::atan2(ta, tb) + torch::tan(ta); }),
        .check_tol = 1e-3},
+      // 3 x 3 rotation matrices from the first N / 9 elements of a and b (a
+      // stack of nine columns sharing their cos and sin: one kernel storing
+      // each row of nine at once).
+      {.name = "rotmat", .expr = "stack({ca*cb, -sa, ca*sb, sa*cb, ca, sa*sb, -sb, 0, cb}, 1), ca = a.cos() ...",
+       .shape = shape_str({N / 9, 3, 3}), .n = N / 9, .min_bytes = f * 11.0 * (N / 9), .out_n = N / 9 * 9,
+       .build = [=] {
+         const kiln::Tensor p = a.reshape({-1}).narrow(0, 0, N / 9), q = b.reshape({-1}).narrow(0, 0, N / 9);
+         const kiln::Tensor ca = p.cos(), sa = p.sin(), cq = q.cos(), sq = q.sin();
+         return kiln::stack({ca * cq, -sa, ca * sq, sa * cq, ca, sa * sq, -sq, kiln::zeros_like(p), cq}, 1)
+             .reshape({N / 9, 3, 3});
+       },
+       .hand = [=](float* e) { hand_rotmat(e, pa, pb, N / 9); }, .eigen = nullptr,
+       .torch = TORCH_IMPL([=] {
+         const auto p = ta.reshape({-1}).narrow(0, 0, N / 9), q = tb.reshape({-1}).narrow(0, 0, N / 9);
+         const auto ca = p.cos(), sa = p.sin(), cq = q.cos(), sq = q.sin();
+         return torch::stack({ca * cq, -sa, ca * sq, sa * cq, ca, sa * sq, -sq, torch::zeros_like(p), cq}, 1)
+             .reshape({N / 9, 3, 3});
+       }),
+       .check_tol = 1e-5},
       // An in-place write of one row into a tensor nothing else reads: a
       // scatter of one row into the tensor's own buffer, not a copy of it.
       {.name = "write_row", .expr = "s[rows/2] = c (in place), then s[rows/2]", .shape = rc, .n = C,

@@ -63,6 +63,30 @@ void hand_atan2_tan(float* out, const float* a, const float* b, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = std::atan2(a[i], b[i]) + std::tan(a[i]);
 }
 
+// rotation matrices about z then y from angles a, b: out[i] = [ca cb, -sa,
+// ca sb; sa cb, ca, sa sb; -sb, 0, cb], row-major 3 x 3 per angle pair
+void hand_rotmat(float* out, const float* a, const float* b, int64_t n) {
+  // in blocks: sin / cos vectorized (libmvec) into arrays on the stack,
+  // then the rows of nine stored (one loop of both ran sin / cos scalar;
+  // sin and cos of one value in one loop become a scalar sincosf call)
+  constexpr int64_t B = 256;
+#pragma omp parallel for num_threads(g_threads) schedule(static)
+  for (int64_t i0 = 0; i0 < n; i0 += B) {
+    const int64_t m = std::min(B, n - i0);
+    float ca[B], sa[B], cb[B], sb[B];
+#pragma omp simd
+    for (int64_t j = 0; j < m; ++j) ca[j] = std::cos(a[i0 + j]), cb[j] = std::cos(b[i0 + j]);
+#pragma omp simd
+    for (int64_t j = 0; j < m; ++j) sa[j] = std::sin(a[i0 + j]), sb[j] = std::sin(b[i0 + j]);
+    for (int64_t j = 0; j < m; ++j) {
+      float* r = out + 9 * (i0 + j);
+      r[0] = ca[j] * cb[j], r[1] = -sa[j], r[2] = ca[j] * sb[j];
+      r[3] = sa[j] * cb[j], r[4] = ca[j], r[5] = sa[j] * sb[j];
+      r[6] = -sb[j], r[7] = 0.0f, r[8] = cb[j];
+    }
+  }
+}
+
 // x + row[None, :]
 void hand_bcast_row(float* out, const float* x, const float* row, int64_t rows, int64_t cols) {
 #pragma omp parallel for num_threads(g_threads) schedule(static)

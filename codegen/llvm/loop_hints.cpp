@@ -363,17 +363,21 @@ LoopHints loop_hints(const jit::Kernel& k, const Stmt& s, bool wide_vectors) {
   // x.sigmoid() * x.log() 1.06x) and cost up to a fifth more to compile.
   const bool wide_exp = wide_vectors && computes.lane_math && !computes.math_in_double &&
                         !computes.calls_libm && !computes.philox && !body.short_loop(s);
-  // A loop storing a row of more than 8 positions (a narrow cat's 3 x 3 or
-  // 4 x 4 matrices, jit/lower.cpp: lower_cat_whole) runs 4 lanes: LLVM
-  // weighs a group of 16 vectors of 16 against scatters and scatters (1
-  // thread, 2^20 rows: 4 x 4 blocks of loads and constants 18-19 -> 3.3 ms;
-  // nine positions of sin / cos products 3.9 -> 5.9 ms but compiled in 22
-  // ms, not 49; [N, 3] rows stacked 3.7 -> 3.3 ms).
-  const int width = innermost && body.store_step(s) > 8                     ? 4
-                    : wide_lane_sum || wide_move || wide_exp                ? 16
-                    : computes.calls_libm                                   ? 4
-                    : computes.philox                                       ? 8
-                                                                            : 0;
+  // A loop storing a row of more than 8 positions (a narrow cat's 3 x 3,
+  // 3 x 4 or 4 x 4 matrices, jit/lower.cpp: lower_cat_whole) runs 8 lanes
+  // up to 12 positions, 4 above: LLVM's cost of a group of 16 lanes of 9
+  // or more, or 8 lanes of 16, is above the scatters' and it scatters
+  // (1 thread, 2^20 rows, 8 / 4 / LLVM's 16 lanes: nine positions of sin /
+  // cos products 3.6-3.8 / 6.7 / 3.9 ms, compiled in 24-26 / 30 / 49 ms;
+  // [N, 3] rows stacked 2.5 / 4.1 / 3.7 ms; 3 x 4 of sin / cos and
+  // constants 3.1-5.1 / 4.2-4.3; 4 x 4 of loads and constants 17 / 4.0 /
+  // 19 ms).
+  const int64_t row_step = innermost ? body.store_step(s) : 0;
+  const int width = row_step > 8                             ? (row_step <= 12 ? 8 : 4)
+                    : wide_lane_sum || wide_move || wide_exp ? 16
+                    : computes.calls_libm                    ? 4
+                    : computes.philox                        ? 8
+                                                             : 0;
   // A loop drawing random numbers runs its last, partial vector with
   // masked loads and stores instead of a scalar remainder loop: the
   // remainder was a second copy of the ten Philox rounds (now a call of
