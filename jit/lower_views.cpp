@@ -10,6 +10,7 @@
 // that differ by constants (LLVM's interleaved groups, not gathers); so do
 // a strided depthwise fold's, whose views have a group dim of one element
 // more than the padded input.
+#include <algorithm>
 #include <array>
 #include <cstdint>
 
@@ -137,13 +138,27 @@ ValueId Lowerer::view(const Node* n, const Idx& idx) {
   // stride there is a size's (a transpose's), a param. A stride of 1 is a
   // constant on any dim: a transposed tile stages the reads that step by
   // exactly 1 along its dim (lower_tiles.cpp).
+  // The last dim's stride over a block of at most kNarrowRowMax elements
+  // of a stored x (the row of [N, 3] points read as columns, a 3 x 3
+  // matrix's entries, x.t() of [N, 3]) is a constant too, and so is an
+  // offset inside that block: the columns' loads then differ by constants
+  // and LLVM loads them as one interleaved group instead of a scalar loop.
+  // A new row width then compiles a kernel of its own; a new N does not.
+  // (Only the last dim's: an image's row stride in a pooling window stays
+  // a param, so a new image size compiles nothing. Not in a tiled
+  // transpose, whose stages read the rows: x.t() of [N, 16] ran 2x slower.)
+  const int64_t last = rank > 0 ? a[rank] : 0;
+  const Shape xs = contiguous_strides(x->shape);
+  const bool narrow_row = stored(x) && !tile_.list && rank > 0 && n->shape[rank - 1] > 1 && last > 1 &&
+                          last <= kNarrowRowMax && std::find(xs.begin(), xs.end(), last) != xs.end();
   auto stride = [&](int64_t d) {
     const int64_t st = a[1 + d];
     const bool step = d == rank - 1 && st <= kConstantStepMax && xr > 0 && st < x->shape.back();
     const bool narrow = !narrow_dims_.empty() && st <= narrow_max_;  // (lower_tiles.cpp)
-    return st == 0 ? iconst(0) : st == 1 || step || narrow ? iconst(st) : param(n, kViewStride, d, st);
+    const bool row = narrow_row && d == rank - 1;
+    return st == 0 ? iconst(0) : st == 1 || step || narrow || row ? iconst(st) : param(n, kViewStride, d, st);
   };
-  ValueId flat = view_offset(n);
+  ValueId flat = narrow_row && a[0] < last ? iconst(a[0]) : view_offset(n);
   ValueId term = -1;  // the pending term: term * the stride of dim term_d
   int64_t term_d = -1;
   for (int64_t d = 0; d < rank; ++d) {

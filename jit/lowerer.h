@@ -52,6 +52,10 @@ inline constexpr int64_t kTileNarrowLast = 8;
 // window's), not sizes: a new shape of the same views compiles nothing new;
 // a new step does.
 inline constexpr int64_t kConstantStepMax = 8;
+// A view's stride over a block of at most this many elements of a stored
+// buffer (one of its contiguous strides: a row of [N, 3]) is a constant
+// of the kernel, as is an offset inside the block (lower_views.cpp).
+inline constexpr int64_t kNarrowRowMax = 16;
 
 // The bounds a guard keeps an index value within (lower_guard.cpp): each
 // value >= lo / <= hi for lo, hi = base + off (base a value id, -1 for

@@ -410,8 +410,14 @@ LoopHints loop_hints(const jit::Kernel& k, const Stmt& s, bool wide_vectors) {
   // rows of 3136 0.59 / 0.64 ms, within the noise).
   // Not where the loop stores at a constant step (a narrow cat's row of
   // positions): a masked interleaved store is scattered lane by lane
-  // (a stack of [N, 2] pairs with exp, 2.2 -> 19 ms).
-  const bool fold_tail = (computes.philox || wide_exp || (guarded && !strided) || (extremes && !strided)) &&
+  // (a stack of [N, 2] pairs with exp, 2.2 -> 19 ms). Nor the exp loop
+  // reading at a constant step: its masked interleaved loads cost the
+  // whole loop 3-6x (1 thread: x[:, ::2].exp() of [1024, 2048] 1.6-3.5 ->
+  // 0.52 ms, the columns of [N, 4] with exp 4.3-4.7 -> 0.92 ms); a row
+  // kernel's such loop runs its rest as one masked vector instead (split,
+  // below).
+  const bool fold_tail = (computes.philox || (wide_exp && !strided) || (guarded && !strided) ||
+                          (extremes && !strided)) &&
                          !(innermost && body.writes_strided(s));
   // A float sum into float64 (a float32 row's sum, softmax's sum of exp)
   // cannot fold its tail: its remainder's elements would go into the
@@ -429,7 +435,10 @@ LoopHints loop_hints(const jit::Kernel& k, const Stmt& s, bool wide_vectors) {
   // 18.3 ms); the first loop is entered at 16 elements or more, so LLVM
   // emits no scalar loop for it.
   // (Not a scan's running sum: in order, it gains nothing from a vector tail.)
-  const int split = innermost && widening && body.reduces_only(s) && !strided && !s.parallel && !fold_tail ? 16 : 0;
+  // So does a row's exp loop reading at a constant step (above): rows of
+  // 12 through the scalar twin ran 2.2x slower than folded.
+  const bool sums = widening && body.reduces_only(s) && !strided;
+  const int split = innermost && (sums || (wide_exp && strided)) && !s.parallel && !fold_tail ? 16 : 0;
   return {interleave, width, fold_tail, split};
 }
 
