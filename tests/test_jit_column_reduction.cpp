@@ -3,7 +3,8 @@
 // contiguous row-block combinations rather than one kernel walking down
 // each column: from 16384 elements always, from 2048 for a max or min and
 // for a reduction of exp-like math (whose single kernel is a scalar chain
-// per column). Values against the reference evaluator and by hand.
+// per column); over rows narrower than 16 elements, for sums and products
+// only. Values against the reference evaluator and by hand.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -64,5 +65,39 @@ TEST_CASE("jit column reduction: small maxima and reductions of exp-like math ru
     double want = -2;
     for (int i = 0; i < 64; ++i) want = std::max(want, std::sin(0.7 * (64 * i + j) + 0.3));
     CHECK(got[static_cast<size_t>(j)] == static_cast<float>(want));
+  }
+}
+
+TEST_CASE("jit column reduction: narrow rows' sums run as levels, their maxima and exp-like math as one kernel") {
+  // [N, 3] points and [N, 12] rows, 16384 elements and more: a sum or
+  // product walks x once in levels, not once per column
+  const Tensor p = data({8192, 3}), q = data({2048, 12}), b = data({64, 256, 3});
+  CHECK(blocked(p.sum(0)));
+  CHECK(blocked(p.mean(0)));
+  CHECK(blocked(q.sum(0)));
+  CHECK(blocked((q * 2.0f).prod(0)));
+  CHECK(blocked(b.sum(1)));
+  check_jit_close(p.sum(0), 1e-6);
+  check_jit_close(p.mean(0), 1e-6);
+  check_jit_close(q.sum(0), 1e-6);
+  check_jit_close(b.sum(1), 1e-6);
+  check_jit_close(b.sum({0, 1}), 1e-6);
+  check_jit_close(q.var(0), 1e-5);
+  check_jit_close((q * 0.5f + 1.0f).prod(0), 1e-5);
+  // a max, a min and a reduction of exp stay one kernel (the levels' inner
+  // loop of 3 would run them an element at a time)
+  CHECK(kernels(p.amax({0})) == 1);
+  CHECK(kernels(p.amin({0})) == 1);
+  CHECK(kernels(p.exp().sum(0)) == 1);
+  check_jit(p.amax({0}));
+  check_jit_close(p.exp().sum(0), 1e-6);
+  // under 16384 elements a narrow sum stays one kernel
+  CHECK(kernels(data({4000, 3}).sum(0)) == 1);
+  // By hand: column j of sin(0.7 (3 i + j) + 0.3) summed over i, in double
+  const std::vector<float> got = p.sum(0).to_vector<float>();
+  for (int j = 0; j < 3; ++j) {
+    double want = 0;
+    for (int i = 0; i < 8192; ++i) want += std::sin(0.7 * (3 * i + j) + 0.3);
+    CHECK(got[static_cast<size_t>(j)] == doctest::Approx(want).epsilon(1e-5));
   }
 }
