@@ -57,9 +57,9 @@ namespace kiln::jit {
 // max / min accumulate integer keys, their loops fold the tail; 36: float sums
 // run to a multiple of 16, then one masked vector; 37: not a scan's; 38: a
 // partial vector loads plain within a page; 51: loops storing at a constant
-// step fold no tail, above 8 positions run 8 or 4 lanes, interleave groups of
-// up to 16; exp loops reading at a constant step fold no tail), so objects compiled by an older
-// kiln are rebuilt, never loaded.
+// step fold no tail, above 8 positions run 8 or 4 lanes, interleave groups
+// of up to 16; exp loops reading at a constant step fold no tail), so
+// objects compiled by an older kiln are rebuilt, never loaded.
 inline constexpr uint32_t kDiskCacheVersion = 51;
 inline constexpr size_t kDiskCacheHeaderSize = 32;
 

@@ -341,11 +341,11 @@ Lowered Lowerer::lower_cat(int part) {
 // reading the part it lies in at constant indices (narrow_dims_: the
 // block's sizes and strides constants; nodes of lower rank aligned at the
 // last dim). The vectorizer stores a row's positions as one interleaved
-// group (codegen/llvm/loop_hints.cpp: no folded tail, 4 lanes past 8
+// group (codegen/llvm/loop_hints.cpp: no folded tail, 8 or 4 lanes past 8
 // positions). One kernel per part wrote at the output's stride, one
 // element at a time (LLVM versions such loops for a unit stride only), its
 // math through scalar calls: three computed columns of 2^21 rows 9.7 -> 1.7
-// ms; 3 x 3 rotation matrices from two angles 134 -> 6.9 ms. (Constant
+// ms; 3 x 3 rotation matrices from two angles 134 -> 3.6-4.0 ms. (Constant
 // loops with a select chain of the parts, for LLVM to unroll, ran as fast
 // up to 8 positions; past 8 LLVM left the loop rolled, its math scalar.)
 Lowered Lowerer::lower_cat_whole() {
@@ -364,11 +364,8 @@ Lowered Lowerer::lower_cat_whole() {
   // Every position of the narrow block, in row-major order, reads its own
   // part at constant indices: one store each.
   std::vector<int64_t> pos(static_cast<size_t>(rank), 0);
-  const int64_t block = root_.numel() == 0 ? 0 : [&] {
-    int64_t b = 1;
-    for (int64_t k = d; k < rank; ++k) b *= root_.shape[k];
-    return b;
-  }();
+  int64_t block = 1;
+  for (int64_t k = d; k < rank; ++k) block *= root_.shape[k];
   std::vector<std::pair<ValueId, ValueId>> stores;  // (position, value): the slot comes after the inputs'
   for (int64_t e = 0; e < block; ++e) {
     int64_t part = 0, off = 0;

@@ -176,9 +176,8 @@ class LoopBody {
     });
   }
 
-  // Whether innermost loop s stores at a constant step > 1 along it (a
-  // narrow cat's positions, jit/lower.cpp: lower_cat_whole).
-  bool writes_strided(const Stmt& s) const { return store_step(s) > 1; }
+  // The largest constant step along innermost loop s of its stores (above
+  // 1: a narrow cat's row of positions, jit/lower.cpp: lower_cat_whole).
   int store_step(const Stmt& s) const {
     int64_t m = 0;
     for (const Stmt& c : s.body)
@@ -197,11 +196,11 @@ class LoopBody {
         const int64_t a = step_along(v.args[0], loop), b = step_along(v.args[1], loop);
         return a < 0 || b < 0 ? -1 : a + b;
       }
-      case VOp::Mul: {
+      case VOp::Mul: {  // affine only by a constant
         const int64_t a = step_along(v.args[0], loop), b = step_along(v.args[1], loop);
         if (a < 0 || b < 0 || (a > 0 && b > 0)) return -1;
-        const jit::Value& other = k_.values[a > 0 ? v.args[1] : v.args[0]];
         if (a == 0 && b == 0) return 0;
+        const jit::Value& other = k_.values[a > 0 ? v.args[1] : v.args[0]];
         return other.op == VOp::IntConst ? (a + b) * other.i : -1;
       }
       default: return -1;
@@ -418,7 +417,7 @@ LoopHints loop_hints(const jit::Kernel& k, const Stmt& s, bool wide_vectors) {
   // below).
   const bool fold_tail = (computes.philox || (wide_exp && !strided) || (guarded && !strided) ||
                           (extremes && !strided)) &&
-                         !(innermost && body.writes_strided(s));
+                         row_step <= 1;
   // A float sum into float64 (a float32 row's sum, softmax's sum of exp)
   // cannot fold its tail: its remainder's elements would go into the
   // vector lanes, an order other than the scalar remainder's, and the
