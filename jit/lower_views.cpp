@@ -148,9 +148,12 @@ ValueId Lowerer::view(const Node* n, const Idx& idx) {
   // a param, so a new image size compiles nothing. Not in a tiled
   // transpose, whose stages read the rows: x.t() of [N, 16] ran 2x slower.)
   const int64_t last = rank > 0 ? a[rank] : 0;
-  const Shape xs = contiguous_strides(x->shape);
-  const bool narrow_row = stored(x) && !tile_.list && rank > 0 && n->shape[rank - 1] > 1 && last > 1 &&
-                          last <= kNarrowRowMax && std::find(xs.begin(), xs.end(), last) != xs.end();
+  bool narrow_row =
+      stored(x) && !tile_.list && rank > 0 && n->shape[rank - 1] > 1 && last > 1 && last <= kNarrowRowMax;
+  if (narrow_row) {  // (x's strides only for the views that may qualify: this runs for every general read)
+    const Shape xs = contiguous_strides(x->shape);
+    narrow_row = std::find(xs.begin(), xs.end(), last) != xs.end();
+  }
   auto stride = [&](int64_t d) {
     const int64_t st = a[1 + d];
     const bool step = d == rank - 1 && st <= kConstantStepMax && xr > 0 && st < x->shape.back();

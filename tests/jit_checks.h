@@ -114,9 +114,9 @@ inline bool output_kernel_computes(const kiln::Tensor& t, kiln::jit::VOp op) {
   return false;
 }
 
-// The innermost loop's extent in kernel k, if it is an integer constant
-// (a narrow side's or a narrow cat's loop), else -1.
-inline int64_t innermost_constant(const kiln::jit::Kernel& k) {
+// Kernel k's innermost loop, following the first loop at each level
+// (null: k has no loop).
+inline const kiln::jit::Stmt* innermost_loop(const kiln::jit::Kernel& k) {
   const std::vector<kiln::jit::Stmt>* body = &k.body;
   const kiln::jit::Stmt* inner = nullptr;
   for (bool deeper = true; deeper;) {
@@ -129,6 +129,13 @@ inline int64_t innermost_constant(const kiln::jit::Kernel& k) {
         break;
       }
   }
+  return inner;
+}
+
+// The innermost loop's extent in kernel k, if it is an integer constant
+// (a narrow side's loop), else -1.
+inline int64_t innermost_constant(const kiln::jit::Kernel& k) {
+  const kiln::jit::Stmt* inner = innermost_loop(k);
   if (!inner || k.values[static_cast<size_t>(inner->extent)].op != kiln::jit::VOp::IntConst) return -1;
   return k.values[static_cast<size_t>(inner->extent)].i;
 }
@@ -136,18 +143,9 @@ inline int64_t innermost_constant(const kiln::jit::Kernel& k) {
 // The stores in kernel k's innermost loop body (a narrow cat's: one per
 // position of its block, each at a constant offset from the row's start).
 inline int innermost_stores(const kiln::jit::Kernel& k) {
-  const std::vector<kiln::jit::Stmt>* body = &k.body;
-  for (bool deeper = true; deeper;) {
-    deeper = false;
-    for (const kiln::jit::Stmt& s : *body)
-      if (s.kind == kiln::jit::StmtKind::Loop) {
-        body = &s.body;
-        deeper = true;
-        break;
-      }
-  }
+  const kiln::jit::Stmt* inner = innermost_loop(k);
   int n = 0;
-  for (const kiln::jit::Stmt& s : *body) n += s.kind == kiln::jit::StmtKind::Store;
+  for (const kiln::jit::Stmt& s : inner ? inner->body : k.body) n += s.kind == kiln::jit::StmtKind::Store;
   return n;
 }
 
