@@ -257,6 +257,20 @@ std::vector<Case> make_cases(const Size& sz, Inputs& in) {
              .reshape({N / 9, 3, 3});
        }),
        .check_tol = 1e-5},
+      // Points: x's first N / 3 * 3 elements as [N / 3, 3] rows, centred and
+      // scaled by rows of 3 (c's first six elements): a narrow row broadcast,
+      // each row's three positions stored at once (jit/lower.cpp).
+      {.name = "points", .expr = "(p - c3) * s3, p: [n, 3], c3, s3: [3]", .shape = shape_str({N / 3, 3}),
+       .n = N / 3 * 3, .min_bytes = f * 2.0 * (N / 3 * 3), .out_n = N / 3 * 3,
+       .build = [=] {
+         const kiln::Tensor p = x.reshape({-1}).narrow(0, 0, N / 3 * 3).reshape({N / 3, 3});
+         return (p - c.narrow(0, 0, 3)) * c.narrow(0, 3, 3);
+       },
+       .hand = [=](float* e) { hand_points(e, px, pc, pc + 3, N / 3); }, .eigen = nullptr,
+       .torch = TORCH_IMPL([=] {
+         const auto p = tx.reshape({-1}).narrow(0, 0, N / 3 * 3).reshape({N / 3, 3});
+         return (p - tc.narrow(0, 0, 3)) * tc.narrow(0, 3, 3);
+       })},
       // An in-place write of one row into a tensor nothing else reads: a
       // scatter of one row into the tensor's own buffer, not a copy of it.
       {.name = "write_row", .expr = "s[rows/2] = c (in place), then s[rows/2]", .shape = rc, .n = C,

@@ -87,6 +87,17 @@ void hand_rotmat(float* out, const float* a, const float* b, int64_t n) {
   }
 }
 
+// (p - centre) * scale for n rows of 3
+void hand_points(float* out, const float* p, const float* centre, const float* scale, int64_t n) {
+  const float c0 = centre[0], c1 = centre[1], c2 = centre[2], s0 = scale[0], s1 = scale[1], s2 = scale[2];
+#pragma omp parallel for simd num_threads(g_threads) schedule(static)
+  for (int64_t i = 0; i < n; ++i) {
+    out[3 * i] = (p[3 * i] - c0) * s0;
+    out[3 * i + 1] = (p[3 * i + 1] - c1) * s1;
+    out[3 * i + 2] = (p[3 * i + 2] - c2) * s2;
+  }
+}
+
 // x + row[None, :]
 void hand_bcast_row(float* out, const float* x, const float* row, int64_t rows, int64_t cols) {
 #pragma omp parallel for num_threads(g_threads) schedule(static)

@@ -47,6 +47,7 @@ void hand_atan2_tan(float* out, const float* a, const float* b, int64_t n);
 // 3 x 3 rotation matrices from n angle pairs (a narrow cat of nine
 // columns: kiln's `stack` along dim 1), sin / cos from libmvec.
 void hand_rotmat(float* out, const float* a, const float* b, int64_t n);
+void hand_points(float* out, const float* p, const float* centre, const float* scale, int64_t n);
 // A CNN block, max_pool2d(relu(conv2d(x, w, b, stride 1, padding 1)), 2) of
 // x [batch, 16, 32, 32] with w [32, 16, 3, 3]: per image an im2col into a
 // scratch buffer, one OpenBLAS sgemm, then bias, relu and the 2x2 maximum in

@@ -58,9 +58,10 @@ namespace kiln::jit {
 // run to a multiple of 16, then one masked vector; 37: not a scan's; 38: a
 // partial vector loads plain within a page; 51: loops storing at a constant
 // step fold no tail, above 8 positions run 8 or 4 lanes, interleave groups
-// of up to 16; exp loops reading at a constant step fold no tail), so
+// of up to 16; exp loops reading at a constant step fold no tail; 52:
+// interleaved stores of factor 3, 5, 6 or 7 as native shuffles), so
 // objects compiled by an older kiln are rebuilt, never loaded.
-inline constexpr uint32_t kDiskCacheVersion = 51;
+inline constexpr uint32_t kDiskCacheVersion = 52;
 inline constexpr size_t kDiskCacheHeaderSize = 32;
 
 // The compiled function for k: from memory, from disk, or compiled now

@@ -180,6 +180,27 @@ void for_stmt_values(std::vector<Stmt>& body, const F& f) {
 
 }  // namespace
 
+int64_t Kernel::step_along(ValueId id, int32_t loop) const {
+  const Value& v = values[static_cast<size_t>(id)];
+  switch (v.op) {
+    case VOp::LoopIndex: return v.a == loop ? 1 : 0;
+    case VOp::IntConst:
+    case VOp::Param: return 0;
+    case VOp::Add: {
+      const int64_t a = step_along(v.args[0], loop), b = step_along(v.args[1], loop);
+      return a < 0 || b < 0 ? -1 : a + b;
+    }
+    case VOp::Mul: {  // affine only by a constant
+      const int64_t a = step_along(v.args[0], loop), b = step_along(v.args[1], loop);
+      if (a < 0 || b < 0 || (a > 0 && b > 0)) return -1;
+      if (a == 0 && b == 0) return 0;
+      const Value& other = values[static_cast<size_t>(a > 0 ? v.args[1] : v.args[0])];
+      return other.op == VOp::IntConst ? (a + b) * other.i : -1;
+    }
+    default: return -1;
+  }
+}
+
 void Kernel::drop_dead_values() {
   std::vector<char> live(values.size(), 0);
   for_stmt_values(body, [&](ValueId& v) { live[static_cast<size_t>(v)] = 1; });

@@ -104,6 +104,19 @@ enum class VOp : uint8_t {
   AccIndex,            // as AccRead (ArgMax/ArgMin/CumMax/CumMin): its kept position, Int64
 };
 
+// A transcendental function or a random draw: many instructions an element
+// (a polynomial, a call, Philox rounds), where the other ops are one or few.
+inline bool is_math_function(VOp op) {
+  switch (op) {
+    case VOp::Pow: case VOp::Atan2: case VOp::Exp: case VOp::Expm1: case VOp::Log: case VOp::Log1p:
+    case VOp::Sin: case VOp::Cos: case VOp::Tanh: case VOp::Erf: case VOp::Sigmoid: case VOp::Tan:
+    case VOp::Asin: case VOp::Acos: case VOp::Atan: case VOp::Sinh: case VOp::Cosh: case VOp::Asinh:
+    case VOp::Acosh: case VOp::Atanh: case VOp::Log2: case VOp::Log10: case VOp::Exp2: case VOp::Philox:
+      return true;
+    default: return false;
+  }
+}
+
 struct Value {
   VOp op;
   DType dtype;
@@ -202,6 +215,10 @@ struct Kernel {
   // values), renumbering the rest in order: lowering may build index
   // arithmetic that a fold then leaves unread (lower_merge.cpp).
   void drop_dead_values();
+  // Value id's constant step along loop variable `loop` (its index
+  // arithmetic affine in it with constant coefficients): 0 if it does not
+  // depend on the loop, -1 if the step is not a constant (a runtime stride).
+  int64_t step_along(ValueId id, int32_t loop) const;
   // A structural key (everything but the name): equal keys compile to the
   // same code, so the kernel cache is keyed by it.
   std::string key() const;

@@ -564,6 +564,35 @@ Lowered Lowerer::lower_scan(const std::vector<const Node*>& group) {
   return finish();
 }
 
+// Whether a kernel with a narrow inner loop unrolled into `positions`
+// (lower_group, idx its index) is one to keep, else it is lowered again with
+// the loop. Every read must step along the rows' loop by 0 or 1 (a value
+// per row: col[:, None]) or by the positions' count (rows stored one after
+// the other): reading the rows of a wider tensor (x[:, :3] of [N, 64], or
+// of [N, 12] at a constant stride) ran slower than the loop (the exp of 3
+// of 64: 2.35 -> 3.0 ms, x * 2 of 3 of 12 1.95 -> 2.75 ms). And its float
+// math may be at most kNarrowUnrollMath (a function 4, another op 1): each
+// position is a copy of the body, its vectors interleaved by shuffles, so
+// compile time grows with positions x body (fresh processes, medians of 5:
+// (p - c).exp() of 3 positions 13 -> 18 ms, of 8 11 -> 32 ms; a tanh GELU of
+// 2 12 -> 20 ms, of 6 16 -> 49 ms).
+bool Lowerer::unrolled_rows_pay(const Idx& idx, int64_t positions) const {
+  int32_t rows = -1;  // the innermost loop: the last dim's not unrolled
+  for (size_t d = idx.size(); d-- > 0 && rows < 0;)
+    if (val(idx[d]).op == VOp::LoopIndex) rows = val(idx[d]).a;
+  int64_t math = 0;
+  for (const Value& v : k_.values) {
+    if (v.op == VOp::Load) {
+      const int64_t step = k_.step_along(v.args[0], rows);
+      if (step != 0 && step != 1 && step != positions) return false;
+    }
+    const bool arithmetic = (v.op >= VOp::Add && v.op <= VOp::Sign) || v.op == VOp::Where || v.op == VOp::Cast ||
+                            v.op == VOp::Philox;
+    if (arithmetic && is_floating_point(v.dtype)) math += is_math_function(v.op) ? 4 : 1;
+  }
+  return math <= kNarrowUnrollMath;
+}
+
 // The kernel computing every node of `group` (one loop nest over the
 // shared iteration space, one store per member: horizontal fusion). An
 // Assign member computes its base (the first half of the write).
@@ -603,16 +632,41 @@ Lowered Lowerer::lower_group(const std::vector<const Node*>& group) {
       td = transposed_dim(merged ? merged : outs[j], out->rank(), budget);
     std::vector<const Node*> readers;
     for (const Node* o : outs) readers.push_back(merged ? merged : o);
+    std::vector<int64_t> unrolled;  // narrow inner dims (open_flat_loops)
     std::vector<Stmt>* body = dims.empty() ? single(top)
                               : td >= 0    ? open_tiles(out, td, readers, idx, top)
-                                           : open_flat_loops(out, readers, idx, top);
-    for (size_t j = 0; j < outs.size(); ++j) {
-      const Node* o = merged ? merged : outs[j];
-      KILN_INTERNAL_ASSERT(o->shape == out->shape, "horizontal group of different shapes");
-      values[j] = cast(value(o, idx), group[j]->dtype);
-      flats[j] = ravel(o, idx);  // a merge keeps the row-major position
+                                           : open_flat_loops(out, readers, idx, top, &unrolled);
+    // A narrow inner loop's positions (a row of [N, 3]) each computed and
+    // stored at constant indices, as a narrow cat's (lower_cat_whole): the
+    // kernel's innermost loop is the rows', which LLVM vectorizes with a
+    // row's elements as one interleaved group (codegen/llvm/loop_hints.cpp:
+    // store_step). A loop of 3 ran one masked vector a row.
+    int64_t positions = 1;
+    for (int64_t d : unrolled) positions *= out->shape[d];
+    values.resize(outs.size() * static_cast<size_t>(positions));
+    flats.resize(values.size());
+    for (int64_t p = 0; p < positions; ++p) {
+      for (int64_t r = p, k = static_cast<int64_t>(unrolled.size()); k-- > 0;) {
+        const int64_t d = unrolled[static_cast<size_t>(k)];
+        idx[d] = iconst(r % out->shape[d]);
+        r /= out->shape[d];
+      }
+      for (size_t j = 0; j < outs.size(); ++j) {
+        const Node* o = merged ? merged : outs[j];
+        KILN_INTERNAL_ASSERT(o->shape == out->shape, "horizontal group of different shapes");
+        const size_t at = static_cast<size_t>(p) * outs.size() + j;
+        values[at] = cast(value(o, idx), group[j]->dtype);
+        flats[at] = ravel(o, idx);  // a merge keeps the row-major position
+      }
     }
-    for (size_t j = 0; j < outs.size(); ++j) store(body, output_slot(group[j]->dtype), flats[j], values[j]);
+    if (!unrolled.empty() && !unrolled_rows_pay(idx, positions)) {
+      Lowerer loop(group, mat_);
+      loop.unroll_narrow_ = false;
+      return loop.lower_group(group);
+    }
+    std::vector<int32_t> slots;
+    for (const Node* g : group) slots.push_back(output_slot(g->dtype));
+    for (size_t at = 0; at < values.size(); ++at) store(body, slots[at % outs.size()], flats[at], values[at]);
     if (td >= 0) place_stages();
     k_.body = std::move(top);
     if (td >= 0) k_.drop_dead_values();  // the reads' analysis's unread values (lower_tiles.cpp)

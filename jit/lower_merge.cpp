@@ -17,6 +17,8 @@
 // reshapes, stored values and index-free sources, and strided reads of a
 // stored value whose strides are row-major within the run (a slice, a
 // permutation that keeps the run's dims together).
+// The loop that stays innermost where a broadcast keeps the dims apart may
+// be a few elements long (rows of [N, 3]): narrow_inner_dims.
 #include <algorithm>
 #include <set>
 
@@ -163,13 +165,45 @@ std::vector<int64_t> Lowerer::run_to(const Node* n, int64_t from, int64_t end,
   return run;
 }
 
-std::vector<Stmt>* Lowerer::open_flat_loops(const Node* n, const std::vector<const Node*>& readers, Idx& idx,
-                                            std::vector<Stmt>& top) {
+// The innermost loop's dims (the run, or the last dim of size > 1) when
+// they hold at most kNarrowUnrollMax elements under an outer loop: dims
+// that could not merge with the outer ones (a broadcast along those: [N, 3]
+// points minus their centroid, [N, 4] boxes scaled by a [4] row or by a
+// column [N, 1]; x[:, :3]). Their sizes, and views' strides of at most
+// kNarrowRowMax, become constants of the kernel (narrow_dims_, read by
+// size_of and Lowerer::view), and lower_group unrolls them. Empty otherwise.
+std::vector<int64_t> Lowerer::narrow_inner_dims(const Node* n, const std::vector<int64_t>& run) {
   const int64_t rank = n->rank();
-  const std::vector<int64_t> run = run_to(n, 0, rank - 1, readers);
+  std::vector<int64_t> inner = run;
+  if (inner.empty())
+    for (int64_t d = rank; d-- > 0 && inner.empty();)
+      if (n->shape[d] > 1) inner.push_back(d);
+  int64_t count = 1;
+  for (int64_t d : inner) count *= n->shape[d];
+  if (!unroll_narrow_ || count < 2 || count > kNarrowUnrollMax || n->numel() / count < 2) return {};
+  narrow_dims_.assign(static_cast<size_t>(rank), false);
+  for (int64_t d : inner) narrow_dims_[static_cast<size_t>(d)] = true;
+  narrow_trailing_ = true;
+  narrow_max_ = kNarrowRowMax;
+  return inner;
+}
+
+std::vector<Stmt>* Lowerer::open_flat_loops(const Node* n, const std::vector<const Node*>& readers, Idx& idx,
+                                            std::vector<Stmt>& top, std::vector<int64_t>* unrolled) {
+  const int64_t rank = n->rank();
+  std::vector<int64_t> run = run_to(n, 0, rank - 1, readers);
+  if (unrolled) {
+    *unrolled = narrow_inner_dims(n, run);
+    if (!unrolled->empty() && run == *unrolled) run.clear();
+  }
   std::vector<Stmt>* cur = &top;
   bool parallel = true;
   for (int64_t d = 0; d < rank; ++d) {
+    if (unrolled && !unrolled->empty() &&
+        (n->shape[d] == 1 || std::find(unrolled->begin(), unrolled->end(), d) != unrolled->end())) {
+      idx[d] = iconst(0);  // (an unrolled dim's: the caller's)
+      continue;
+    }
     if (!run.empty() && d >= run.front()) {
       if (d == run.front()) {
         std::vector<ValueId> sizes(static_cast<size_t>(rank), -1);

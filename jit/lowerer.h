@@ -56,6 +56,11 @@ inline constexpr int64_t kConstantStepMax = 8;
 // buffer (one of its contiguous strides: a row of [N, 3]) is a constant
 // of the kernel, as is an offset inside the block (lower_views.cpp).
 inline constexpr int64_t kNarrowRowMax = 16;
+// An elementwise kernel's innermost loop over at most this many elements
+// (narrow_inner_dims) is unrolled into its positions (lower_group), where
+// its float math stays within kNarrowUnrollMath (unrolled_rows_pay).
+inline constexpr int64_t kNarrowUnrollMax = 6;
+inline constexpr int64_t kNarrowUnrollMath = 24;
 
 // The bounds a guard keeps an index value within (lower_guard.cpp): each
 // value >= lo / <= hi for lo, hi = base + off (base a value id, -1 for
@@ -420,8 +425,14 @@ class Lowerer {
                  const std::vector<int64_t>& run, std::vector<std::pair<int32_t, ValueId>>& loops, Idx& idx);
   // Loops over every dim of n (the first parallel), the trailing dims that
   // every reader reads as one block merged into one loop.
+  // With `unrolled`, the innermost loop's dims when narrow (narrow_inner_dims)
+  // get no loop: the caller computes and stores each of their positions at
+  // constant indices (lower_group).
   std::vector<Stmt>* open_flat_loops(const Node* n, const std::vector<const Node*>& readers, Idx& idx,
-                                     std::vector<Stmt>& top);
+                                     std::vector<Stmt>& top, std::vector<int64_t>* unrolled = nullptr);
+  std::vector<int64_t> narrow_inner_dims(const Node* n, const std::vector<int64_t>& run);
+  bool unroll_narrow_ = true;  // false: lower_group found the unrolled rows do not pay
+  bool unrolled_rows_pay(const Idx& idx, int64_t positions) const;
   std::unordered_set<ValueId> run_mods_;  // the q % P values split_run made
 
   // ---- lower.cpp: kernel structures ----

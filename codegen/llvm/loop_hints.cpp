@@ -19,35 +19,7 @@ namespace {
 
 // Ops lowered to inline polynomials (float_math.cpp) or, for random
 // numbers, to Philox rounds and a transform (philox.cpp).
-bool is_vector_math(const jit::Value& v) {
-  switch (v.op) {
-    case VOp::Exp:
-    case VOp::Log:
-    case VOp::Sin:
-    case VOp::Cos:
-    case VOp::Tanh:
-    case VOp::Expm1:
-    case VOp::Log1p:
-    case VOp::Erf:
-    case VOp::Tan:
-    case VOp::Asin:
-    case VOp::Acos:
-    case VOp::Atan:
-    case VOp::Sinh:
-    case VOp::Cosh:
-    case VOp::Asinh:
-    case VOp::Acosh:
-    case VOp::Atanh:
-    case VOp::Log2:
-    case VOp::Log10:
-    case VOp::Exp2:
-    case VOp::Atan2:
-    case VOp::Sigmoid:
-    case VOp::Pow:
-    case VOp::Philox: return true;
-    default: return false;
-  }
-}
+bool is_vector_math(const jit::Value& v) { return jit::is_math_function(v.op); }
 
 // The float32 lane functions computed in float arithmetic (float_math.cpp);
 // the others widen to double.
@@ -181,30 +153,8 @@ class LoopBody {
   int store_step(const Stmt& s) const {
     int64_t m = 0;
     for (const Stmt& c : s.body)
-      if (c.kind == StmtKind::Store) m = std::max(m, step_along(c.index, s.loop));
+      if (c.kind == StmtKind::Store) m = std::max(m, k_.step_along(c.index, s.loop));
     return static_cast<int>(m);
-  }
-
-  // v's constant step along loop variable `loop` (v's index arithmetic is
-  // affine in it), 0 if v does not depend on it, -1 if not a constant.
-  int64_t step_along(ValueId id, int32_t loop) const {
-    const jit::Value& v = k_.values[id];
-    switch (v.op) {
-      case VOp::LoopIndex: return v.a == loop ? 1 : 0;
-      case VOp::IntConst: case VOp::Param: return 0;
-      case VOp::Add: {
-        const int64_t a = step_along(v.args[0], loop), b = step_along(v.args[1], loop);
-        return a < 0 || b < 0 ? -1 : a + b;
-      }
-      case VOp::Mul: {  // affine only by a constant
-        const int64_t a = step_along(v.args[0], loop), b = step_along(v.args[1], loop);
-        if (a < 0 || b < 0 || (a > 0 && b > 0)) return -1;
-        if (a == 0 && b == 0) return 0;
-        const jit::Value& other = k_.values[a > 0 ? v.args[1] : v.args[0]];
-        return other.op == VOp::IntConst ? (a + b) * other.i : -1;
-      }
-      default: return -1;
-    }
   }
 
   // Whether innermost loop s reads under a guard that changes along it

@@ -6,9 +6,10 @@
 // hoist loop invariants (params, broadcast loads, row statistics), vectorize
 // the innermost loops (float32 math and the Philox generator as calls with
 // vector variants, vector_variants.cpp, whose bodies are defined and
-// inlined right after), clean up again, strength-reduce the loops that
-// step by a runtime stride, make a large one-pass kernel's stores
-// non-temporal (stream_stores.h). O2's remaining passes (the CGSCC inliner walk,
+// inlined right after), clean up again, rebuild interleaved stores of 3,
+// 5, 6 or 7 vectors from native shuffles (wide_shuffles.h), strength-reduce
+// the loops that step by a runtime stride, make a large one-pass kernel's
+// stores non-temporal (stream_stores.h). O2's remaining passes (the CGSCC inliner walk,
 // induction variable simplification, loop unrolling of outer loops, loop
 // load elimination, jump threading, SLP...) cost compile time and found
 // nothing in these kernels.
@@ -56,6 +57,7 @@
 #include "codegen/llvm/emitter.h"
 #include "codegen/llvm/pipeline.h"
 #include "codegen/llvm/stream_stores.h"
+#include "codegen/llvm/wide_shuffles.h"
 #include "kiln/error.h"
 
 namespace kiln::codegen::llvmcg {
@@ -350,6 +352,7 @@ void optimize_kernel(llvm::Module& m, llvm::TargetMachine* tm, bool unroll_const
     after.addPass(llvm::createFunctionToLoopPassAdaptor(std::move(lpm), /*UseMemorySSA=*/true));
   }
   after.addPass(UnmaskFullVectors());
+  after.addPass(InterleaveAsNativeShuffles());
   after.addPass(StrengthReduceStridedLoops());
   after.addPass(StreamLargeStores{{}, footprint_slot});
   declare_vector_variants(m, *tm);

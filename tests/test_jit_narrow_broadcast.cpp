@@ -1,0 +1,151 @@
+// Elementwise kernels over narrow rows (jit/lower.cpp: lower_group,
+// jit/lowerer.h kNarrowUnrollMax): where the innermost dims hold at most 6
+// elements and cannot merge with the outer ones (a row broadcast along
+// them: [N, 3] points minus their centroid [3], rows scaled by a column
+// [N, 1]), each position of the row is computed and stored at constant
+// indices under the rows' loop, not in a loop of 3 run once a row; rows
+// read from a wider tensor, or bodies with too much math for it, keep the
+// loop. And codegen/llvm/wide_shuffles.h: the interleaved store of rows of
+// 3 is native vector shuffles, not a lane-by-lane build. Pinned: the
+// kernels' stores and keys, the fallbacks, values against the reference
+// evaluator and by hand.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "kernel_builder.h"
+#include "kiln/kiln.h"
+#include "tests/jit_checks.h"
+
+using namespace kiln;
+using namespace kiln::test;
+
+namespace {
+
+Tensor data(const Shape& s, DType dt = kFloat32, double scale = 2.0) { return kiln_test::sine_leaf(s, dt, scale); }
+
+const jit::Kernel& output_kernel(const Tensor& t) {
+  static jit::Schedule keep;  // (the kernel outlives the call)
+  keep = kiln_test::plan(t);
+  return keep.steps.back().code->ir;
+}
+
+std::string key(const Tensor& t) { return output_kernel(t).key(); }
+
+int stores(const Tensor& t) { return kiln_test::innermost_stores(output_kernel(t)); }
+
+}  // namespace
+
+TEST_CASE("jit: narrow rows with a broadcast row store each position: a new N compiles nothing, a new width does") {
+  const Tensor p = data({100, 3}), c = data({3}, kFloat32, 0.5);
+  CHECK(kiln_test::kernels(p - c) == 1);
+  CHECK(stores(p - c) == 3);
+  CHECK(kiln_test::innermost_constant(output_kernel(p - c)) == -1);  // no loop of 3 left
+  CHECK(key(data({37, 3}) - c) == key(p - c));                     // another N
+  CHECK(key(data({100, 4}) - data({4})) != key(p - c));            // rows of 4
+  CHECK(stores(data({100, 4}) - data({4})) == 4);
+  CHECK(stores(p * data({100, 1})) == 3);  // a value per row (col[:, None])
+  CHECK(stores(data({8, 50, 3}) * data({8, 1, 3})) == 3);
+  CHECK(stores(data({50, 2, 3}) + data({2, 3})) == 6);  // two dims of the row, one block
+  CHECK(stores(data({50, 3, 1}) - data({3, 1})) == 3);  // a size-1 dim after it
+  CHECK(stores(data({100, 6}) - data({6})) == 6);
+  // horizontal: two outputs, three positions each
+  CHECK(kiln_test::innermost_stores(kiln_test::plan({p - c, p * c}).steps.back().code->ir) == 6);
+}
+
+TEST_CASE("jit: narrow rows keep their loop where unrolling does not pay") {
+  const Tensor c = data({3});
+  CHECK(stores(data({100, 7}) - data({7})) == 1);   // more than 6 positions
+  CHECK(stores(data({100, 16}) - data({16})) == 1);  // a row of 16: one vector already
+  CHECK(stores(data({100, 64}).narrow(1, 0, 3) * 2) == 1);  // rows of a wider tensor, a param stride
+  CHECK(stores(data({100, 12}).narrow(1, 0, 3) - c) == 1);  // a constant stride of 12, not 3
+  CHECK(stores(data({100, 12}).slice(1, 0, 12, 4) + c) == 1);
+  CHECK(stores(data({100, 3}) + 1) == 1);  // no broadcast: one flat loop
+  // math: a function counts 4, another op 1, at most 24 in all
+  CHECK(stores((data({100, 4}) - data({4})).exp()) == 4);  // 4 x (1 + 4)
+  CHECK(stores((data({100, 5}) - data({5})).exp()) == 1);  // 5 x (1 + 4)
+  const Tensor x = data({100, 2}) - data({2});
+  CHECK(stores(x * 0.5 * (1 + (0.79788 * (x + 0.044715 * x * x * x)).tanh())) == 1);  // a GELU: 2 x 13
+}
+
+TEST_CASE("jit: narrow rows against the reference") {
+  for (int64_t w : {2, 3, 4, 5, 6, 7}) {
+    for (int64_t n : {1, 2, 5, 16, 17, 100, 1000}) {
+      CAPTURE(w);
+      CAPTURE(n);
+      const Tensor p = data({n, w}), c = data({w}, kFloat32, 0.5), s = data({w}, kFloat32, 3.0) + 4;
+      const Tensor col = data({n, 1}, kFloat32, 1.5);
+      kiln_test::check_jit(p - c);
+      kiln_test::check_jit((p - c) * s + 1);
+      kiln_test::check_jit(p * col - c);
+      kiln_test::check_jit(where(p > c, p, c * 2));
+      kiln_test::check_jit((p >= c).to(kInt64) + (p < col).to(kInt64));  // comparisons, casts
+      kiln_test::check_jit_close((p - c).exp(), 1e-6);
+      kiln_test::check_jit_close(((p - c) * s).sigmoid() + 1, 1e-6);
+      kiln_test::check_jit(data({3, n, w}) * data({3, 1, w}) + data({w}));
+      kiln_test::check_jit(c - p);  // the broadcast operand first
+    }
+  }
+  for (DType dt : {kFloat64, kInt32, kInt64, kFloat16, kBFloat16, kUInt8}) {
+    CAPTURE(dt);
+    const Tensor p = (data({61, 3}) * 9).to(dt), c = (data({3}) * 4).to(dt);
+    kiln_test::check_jit(p - c);
+    kiln_test::check_jit(p * c + p);
+    kiln_test::check_jit((p - c).to(kFloat32) * 0.5);
+  }
+  kiln_test::check_jit(data({40, 2, 3}) + data({2, 3}));
+  kiln_test::check_jit(data({40, 3, 1}) - data({3, 1}));
+  kiln_test::check_jit(data({2, 40, 1, 3}) * data({2, 1, 1, 3}));
+}
+
+TEST_CASE("jit: narrow rows by hand, in place, horizontally and through a gradient") {
+  // [[1, 2, 3], [4, 5, 6]] - [10, 20, 30], scaled by rows [2, 3]
+  const Tensor p = tensor(std::vector<float>{1, 2, 3, 4, 5, 6}).reshape({2, 3});
+  const Tensor c = tensor(std::vector<float>{10, 20, 30});
+  const Tensor r = tensor(std::vector<float>{2, 3}).reshape({2, 1});
+  CHECK((p - c).to_vector<float>() == std::vector<float>{-9, -18, -27, -6, -15, -24});
+  CHECK(((p - c) * r).to_vector<float>() == std::vector<float>{-18, -36, -54, -18, -45, -72});
+  // in place: y -= c (an assign writing y's own buffer)
+  Tensor y = data({33, 3}).clone();
+  const std::vector<float> before = y.to_vector<float>(), cv = c.to_vector<float>();
+  y.sub_(c);
+  const std::vector<float> after = y.to_vector<float>();
+  for (size_t i = 0; i < after.size(); ++i) CHECK(after[i] == before[i] - cv[i % 3]);
+  // two outputs of one kernel
+  const Tensor q = data({50, 3});
+  Tensor d = q - c, m = q * c;
+  eval({d, m});
+  const std::vector<float> qv = q.to_vector<float>(), dv = d.to_vector<float>(), mv = m.to_vector<float>();
+  for (size_t i = 0; i < qv.size(); ++i) {
+    CHECK(dv[i] == qv[i] - cv[i % 3]);
+    CHECK(mv[i] == qv[i] * cv[i % 3]);
+  }
+  // d/dp and d/dc of sum(((p - c) * s)^2): 2 (p - c) s^2 and its negated column sums
+  const Tensor pp = data({70, 3}).requires_grad_(), cc = data({3}, kFloat32, 0.5).requires_grad_();
+  const Tensor s = data({3}, kFloat32, 1.0) + 2;
+  const std::vector<Tensor> g = grad({((pp - cc) * s).square().sum()}, {pp, cc});
+  kiln_test::close_to_reference(g[0], 1e-6);
+  kiln_test::close_to_reference(g[1], 1e-5);
+  const std::vector<float> pv = pp.to_vector<float>(), c2 = cc.to_vector<float>(), sv = s.to_vector<float>();
+  const std::vector<float> g0 = g[0].to_vector<float>();
+  CHECK(g0[7] == doctest::Approx(2.0 * (pv[7] - c2[1]) * sv[1] * sv[1]).epsilon(1e-6));
+}
+
+TEST_CASE("llvm: a narrow row's interleaved store is native vector shuffles") {
+  KILN_SKIP_WITHOUT_LLVM();
+  if (be().target_id().find("+avx512f") == std::string::npos) {
+    MESSAGE("the host has no AVX-512 (LLVM's vector widths differ): test skipped");
+    return;
+  }
+  const Tensor p = data({256, 3}), c = data({3});
+  const Tensor t = (p - c) * 2;
+  const codegen::CompiledKernel ck = be().compile(output_kernel(t), true, true);
+  REQUIRE(static_cast<bool>(ck.fn));
+  CHECK(ck.llvm_ir.find("store <48 x float>") == std::string::npos);  // stored as three vectors
+  CHECK(ck.llvm_ir.find("store <16 x float>") != std::string::npos);
+  CHECK(ck.assembly.find("vinsertps") == std::string::npos);  // no lane-by-lane build
+  CHECK(ck.assembly.find("vpermt2ps") != std::string::npos);
+  kiln_test::check_jit(t);
+}
