@@ -571,7 +571,8 @@ Lowered Lowerer::lower_scan(const std::vector<const Node*>& group) {
 // the other): reading the rows of a wider tensor (x[:, :3] of [N, 64], or
 // of [N, 12] at a constant stride) ran slower than the loop (the exp of 3
 // of 64: 2.35 -> 3.0 ms, x * 2 of 3 of 12 1.95 -> 2.75 ms). And its float
-// math may be at most kNarrowUnrollMath (a function 4, another op 1): each
+// math may be at most kNarrowUnrollMath (a function 4, another op 1, a
+// select, negation or cast 0): each
 // position is a copy of the body, its vectors interleaved by shuffles, so
 // compile time grows with positions x body (fresh processes, medians of 5:
 // (p - c).exp() of 3 positions 13 -> 18 ms, of 8 11 -> 32 ms; a tanh GELU of
@@ -586,8 +587,10 @@ bool Lowerer::unrolled_rows_pay(const Idx& idx, int64_t positions) const {
       const int64_t step = k_.step_along(v.args[0], rows);
       if (step != 0 && step != 1 && step != positions) return false;
     }
-    const bool arithmetic = (v.op >= VOp::Add && v.op <= VOp::Sign) || v.op == VOp::Where || v.op == VOp::Cast ||
-                            v.op == VOp::Philox;
+    // (selects, negations and casts cost next to nothing: a max's NaN and
+    // zero rules are selects)
+    const bool arithmetic = ((v.op >= VOp::Add && v.op <= VOp::Sign) || v.op == VOp::Philox) &&
+                            v.op != VOp::Neg && v.op != VOp::Abs;
     if (arithmetic && is_floating_point(v.dtype)) math += is_math_function(v.op) ? 4 : 1;
   }
   return math <= kNarrowUnrollMath;

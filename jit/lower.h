@@ -30,6 +30,7 @@ struct Lowered {
   std::vector<const Node*> inputs;  // buffer slots 0..n-1; the outputs follow
   int64_t parallel_extent = 1;
   int64_t work = 0;  // scalar iterations: rows times the reduced extent (0: unknown)
+  bool rows = false;  // a row kernel: reductions computed inline (with accumulators or unrolled)
   // The nodes computed inline (lowering asked whether they were stored and
   // they were not): the kernel holds for any stored set without them.
   std::vector<const Node*> inlined;

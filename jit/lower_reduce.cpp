@@ -94,6 +94,7 @@ ValueId Lowerer::reduction(const Node* n, const Idx& idx) {
     throw NeedMaterialize{n, dm.full != row_.full || dm.dims != row_.dims
                                  ? "a reduction over other dims than the kernel's rows"
                                  : "a reduction read at another row"};
+  if (at_row && row_.positions > 0) return unrolled_reduction(n, kidx);
   const size_t at = at_row ? 0 : nest_scope(n, idx);
   if (!at_row) nested_work_ += dm.full.numel();  // each of its values once (nest_scope)
   if (at_row) {
@@ -182,6 +183,54 @@ ValueId Lowerer::reduction(const Node* n, const Idx& idx) {
   return read_acc(n, acc);
 }
 
+Idx Lowerer::at_position(Idx idx, int64_t p) {
+  for (size_t k = row_.dims.size(); k-- > 0;) {
+    const int64_t d = row_.dims[k];
+    idx[static_cast<size_t>(d)] = iconst(p % row_.full[d]);
+    p /= row_.full[d];
+  }
+  return idx;
+}
+
+// The reference's order: a sum from 0 (float64 for floats) adding each
+// position in turn, a product from 1; a float max / min keeps the first NaN
+// and orders -0 below +0 (core/reference/reduce.cpp): where two values are
+// equal zeros, best + v (max) or -(-best + -v) (min) is the one to keep.
+ValueId Lowerer::unrolled_reduction(const Node* n, const Idx& kidx) {
+  const Node* x = n->inputs[0].get();
+  const bool sum = n->op == Op::Sum, prod = n->op == Op::Prod;
+  const DType adt = sum || prod ? (is_floating_point(x->dtype) ? DType::Float64 : DType::Int64) : x->dtype;
+  auto constant = [&](double c) {
+    Value v{VOp::Const, adt};
+    if (is_floating_point(adt)) v.f = c;
+    else v.i = static_cast<int64_t>(c);
+    return add(v);
+  };
+  ValueId best = sum ? constant(0) : prod ? constant(1) : -1;
+  for (int64_t p = 0; p < row_.positions; ++p) {
+    const ValueId v = cast(value(x, at_position(kidx, p)), adt);
+    if (sum || prod) {
+      best = op2(sum ? VOp::Add : VOp::Mul, adt, best, v);
+    } else if (best < 0) {
+      best = v;
+    } else if (!is_floating_point(adt)) {
+      best = op2(n->op == Op::Max ? VOp::Max : VOp::Min, adt, best, v);
+    } else {
+      const bool max = n->op == Op::Max;
+      const ValueId zero = constant(0);
+      const ValueId equal = op3(VOp::Where, adt, op2(VOp::Eq, DType::Bool, best, zero),
+                                max ? op2(VOp::Add, adt, best, v)
+                                    : op1(VOp::Neg, adt, op2(VOp::Add, adt, op1(VOp::Neg, adt, best), op1(VOp::Neg, adt, v))),
+                                best);
+      const ValueId ordered = op3(VOp::Where, adt, op2(max ? VOp::Gt : VOp::Lt, DType::Bool, v, best), v,
+                                  op3(VOp::Where, adt, op2(VOp::Eq, DType::Bool, v, best), equal, best));
+      best = op3(VOp::Where, adt, op2(VOp::Ne, DType::Bool, best, best), best,
+                 op3(VOp::Where, adt, op2(VOp::Ne, DType::Bool, v, v), v, ordered));
+    }
+  }
+  return cast(best, n->dtype);
+}
+
 // `body` inside `loops` (outermost first); `body` itself when there are none.
 std::vector<Stmt> Lowerer::nest(std::vector<Stmt> body, const std::vector<std::pair<int32_t, ValueId>>& loops) {
   for (size_t j = loops.size(); j-- > 0;) {
@@ -266,6 +315,30 @@ Lowered Lowerer::lower_rows(const std::vector<const Node*>& group, const std::ve
   row_.active = true;
   row_.full = full;
   row_.dims = dm.dims;
+  // Narrow rows (a softmax over 3 classes, the sum of [N, 4] boxes' rows):
+  // reductions over at most kNarrowUnrollMax positions of sums, products,
+  // maxima and minima run as chains over the positions at constant indices
+  // and the per-element outputs are stored position by position, so the
+  // kernel's innermost loop is the rows' and LLVM vectorizes it, a row's
+  // elements one interleaved group; a loop over 3 ran a masked vector per
+  // row and step. The reduced dims' sizes are constants (narrow_dims_);
+  // lower_group lowers the kernel again with the loops where
+  // unrolled_rows_pay says no.
+  row_.positions = 0;
+  {
+    int64_t count = 1;
+    for (int64_t d : row_.dims) count *= full[d];
+    bool plain = unroll_narrow_ && count >= 2 && count <= kNarrowUnrollMax && full.numel() / count >= 2;
+    for (const Node* r : reds)
+      plain = plain && (r->op == Op::Sum || r->op == Op::Prod || r->op == Op::Max || r->op == Op::Min);
+    if (plain) {
+      row_.positions = count;
+      narrow_dims_.assign(full.size(), false);
+      for (int64_t d : row_.dims) narrow_dims_[static_cast<size_t>(d)] = true;
+      narrow_trailing_ = true;
+      narrow_max_ = kNarrowRowMax;
+    }
+  }
   row_.sizes.clear();
   for (int64_t d = 0; d < rank; ++d) row_.sizes.push_back(domain_size(r0, d));
   // The reduced dims that every reduction's input and every per-element
@@ -281,7 +354,7 @@ Lowered Lowerer::lower_rows(const std::vector<const Node*>& group, const std::ve
     }
     for (const Node* o : outs)
       if (o->shape == full) readers.push_back(o);
-    if (plain) row_.run = flat_run(full, row_.dims, readers);
+    if (plain && row_.positions == 0) row_.run = flat_run(full, row_.dims, readers);
   }
   std::vector<int64_t> outer_dims;
   for (int64_t d = 0; d < rank; ++d)
@@ -332,6 +405,11 @@ Lowered Lowerer::lower_rows(const std::vector<const Node*>& group, const std::ve
   // Members with one value per row read the outer loops; members with one
   // value per element of the rows get a final loop nest over the reduced dims.
   Idx full_idx = row_.outer;
+  struct Positioned {
+    size_t j;
+    ValueId value, flat;
+  };
+  std::vector<Positioned> unrolled;  // the per-element outputs' values at each position (row_.positions)
   Scope final_scope;  // the final loops (none for size-1 dims)
   std::vector<Stmt> final_body;
   final_scope.list = &final_body;
@@ -343,7 +421,7 @@ Lowered Lowerer::lower_rows(const std::vector<const Node*>& group, const std::ve
     if (per_row_index(out, idx)) {
       per_row.push_back(j);
     } else if (out->shape == full) {
-      if (!final_open) dim_loops(full, row_.dims, row_.sizes, row_.run, final_scope.loops, full_idx);
+      if (!final_open && row_.positions == 0) dim_loops(full, row_.dims, row_.sizes, row_.run, final_scope.loops, full_idx);
       final_open = true;
       idx = full_idx;
       per_element.push_back(j);
@@ -361,10 +439,22 @@ Lowered Lowerer::lower_rows(const std::vector<const Node*>& group, const std::ve
         memo_.emplace(std::make_pair(kept, idx), add(ld));
       }
     }
+    if (element && row_.positions > 0) {  // each position's value (unrolled: no final loops)
+      for (int64_t p = 0; p < row_.positions; ++p) {
+        const Idx at = at_position(idx, p);
+        unrolled.push_back({j, cast(value(out, at), group[j]->dtype), ravel(out, at)});
+      }
+      continue;
+    }
     if (element) scopes_.push_back(final_scope);
     values[j] = cast(value(out, idx), group[j]->dtype);  // appends the reduction nests
     if (element) scopes_.pop_back();
     flats[j] = ravel(out, idx);
+  }
+  if (row_.positions > 0 && !unrolled_rows_pay(row_.outer, row_.positions)) {
+    Lowerer loops(group, mat_);
+    loops.unroll_narrow_ = false;
+    return loops.lower_group(group);
   }
   work_ = full.numel() + nested_work_;
   std::vector<int32_t> slots;
@@ -384,7 +474,9 @@ Lowered Lowerer::lower_rows(const std::vector<const Node*>& group, const std::ve
     // operand) must read it before that write replaces it.
     if (keep_.n)
       std::stable_partition(per_element.begin(), per_element.end(), [&](size_t j) { return outs[j] != keep_.out; });
-    for (size_t j : per_element) store(&final_body, slots[j], flats[j], values[j]);
+    for (size_t j : per_element)
+      if (row_.positions == 0) store(&final_body, slots[j], flats[j], values[j]);
+    for (const Positioned& u : unrolled) store(&final_body, slots[u.j], u.flat, u.value);
     for (Stmt& st : nest(std::move(final_body), final_scope.loops)) body->push_back(std::move(st));
   }
   k_.body = std::move(top);

@@ -135,6 +135,7 @@ class Lowerer {
     r.inputs = std::move(inputs_);
     r.parallel_extent = parallel_extent_;
     r.work = work_;
+    r.rows = row_.active;
     r.inlined.assign(inlined_.begin(), inlined_.end());
     return r;
   }
@@ -375,7 +376,15 @@ class Lowerer {
     Idx outer;           // index over the keepdim shape: outer loop vars, 0 on reduced and size-1 dims
     std::vector<Stmt>* body = nullptr;  // where reduction loop nests are appended
     std::unordered_map<const Node*, int32_t> acc;
+    // > 0: the reduced dims hold this many positions, unrolled (narrow rows:
+    // a softmax over 3 classes): each reduction a chain over the positions
+    // at constant indices, each per-element output stored at each position
+    int64_t positions = 0;
   } row_;
+  // A reduction of narrow rows as that chain (row_.positions).
+  ValueId unrolled_reduction(const Node* n, const Idx& kidx);
+  // The positions of row_.dims, row-major: idx with those dims constants.
+  Idx at_position(Idx idx, int64_t p);
 
   using Domain = ReductionDomain;
   static Domain domain(const Node* n) { return reduction_domain(*n); }

@@ -384,6 +384,7 @@ bool lower_all(const Graph& g, NodeSet& mat, CutMap& cuts, const MatmulReads& re
         s.data = std::move(l.data);
         s.parallel_extent = l.parallel_extent;
         s.work = l.work;
+        s.rows = l.rows;
         s.why = why;
         steps.push_back(std::move(s));
         inlined.insert(inlined.end(), l.inlined.begin(), l.inlined.end());
@@ -480,7 +481,7 @@ void merge_independent(std::vector<Step>& steps, const NodeSet& mat, const std::
       // steps[j] may itself be a merged step: all its outputs join.
       const std::vector<const Node*>& group = steps[pos].outputs;
       const std::vector<const Node*>& cands = steps[j].outputs;
-      const bool rows_i = !steps[pos].code->ir.accs.empty(), rows_j = !steps[j].code->ir.accs.empty();
+      const bool rows_i = steps[pos].rows, rows_j = steps[j].rows;
       if (rows_i != rows_j || !same_scan(group[0], cands[0])) continue;
       if (!rows_i && cands[0]->shape != group[0]->shape) continue;
       bool independent = true;
@@ -505,6 +506,7 @@ void merge_independent(std::vector<Step>& steps, const NodeSet& mat, const std::
         merged.data = std::move(l.data);
         merged.parallel_extent = l.parallel_extent;
         merged.work = l.work;
+        merged.rows = l.rows;
         merged.why = {Cut::Merged, ""};
         steps[j] = std::move(merged);
         steps[pos].outputs.clear();  // emptied: removed below
@@ -568,6 +570,7 @@ struct StepTemplate {
   int64_t work;
   Boundary why;
   bool base_copy;
+  bool rows;
 };
 
 struct CacheEntry {
@@ -637,6 +640,7 @@ Schedule schedule(const std::vector<NodePtr>& roots, const ScheduleOptions& opti
         st.work = t.work;
         st.why = t.why;
         st.base_copy = t.base_copy;
+        st.rows = t.rows;
         s.steps.push_back(std::move(st));
       }
       ++cache.hits;
@@ -664,7 +668,7 @@ Schedule schedule(const std::vector<NodePtr>& roots, const ScheduleOptions& opti
   CacheEntry entry;
   entry.words = std::move(sig.words);
   for (const Step& st : s.steps) {
-    StepTemplate t{st.kind, {}, {}, st.code, st.params, {}, st.parallel_extent, st.work, st.why, st.base_copy};
+    StepTemplate t{st.kind, {}, {}, st.code, st.params, {}, st.parallel_extent, st.work, st.why, st.base_copy, st.rows};
     for (const DataParam& d : st.data) {
       const uint64_t* at = index.find(d.node);
       KILN_INTERNAL_ASSERT(at != nullptr, "a node lowered into a kernel is not in its graph");

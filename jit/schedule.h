@@ -143,6 +143,9 @@ struct Step {
   // The executor skips it and lets the scatter (the next step) write into
   // the base's own buffer when nothing else can still read the base.
   bool base_copy = false;
+  // A row kernel (Lowered::rows): horizontal fusion merges it only with row
+  // kernels, whose accumulators an unrolled one (narrow rows) lacks.
+  bool rows = false;
 };
 // A step's name in plans, profiles and errors: its kernel's, or the library call's.
 inline std::string step_name(const Step& st) {

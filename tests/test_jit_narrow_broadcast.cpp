@@ -1,17 +1,20 @@
-// Elementwise kernels over narrow rows (jit/lower.cpp: lower_group,
-// jit/lowerer.h kNarrowUnrollMax): where the innermost dims hold at most 6
-// elements and cannot merge with the outer ones (a row broadcast along
-// them: [N, 3] points minus their centroid [3], rows scaled by a column
-// [N, 1]), each position of the row is computed and stored at constant
-// indices under the rows' loop, not in a loop of 3 run once a row; rows
-// read from a wider tensor, or bodies with too much math for it, keep the
-// loop. And codegen/llvm/wide_shuffles.h: the interleaved store of rows of
-// 3 is native vector shuffles, not a lane-by-lane build. Pinned: the
-// kernels' stores and keys, the fallbacks, values against the reference
-// evaluator and by hand.
+// Kernels over narrow rows (jit/lowerer.h kNarrowUnrollMax: at most 6
+// elements). Elementwise (jit/lower.cpp: lower_group): where the innermost
+// dims cannot merge with the outer ones (a row broadcast along them: [N, 3]
+// points minus their centroid [3], rows scaled by a column [N, 1]), each
+// position of the row is computed and stored at constant indices under the
+// rows' loop, not in a loop of 3 run once a row. Row kernels
+// (jit/lower_reduce.cpp): sums, products, maxima and minima over such rows
+// (a softmax over 3 classes) are chains over the positions, no accumulator
+// loops. Rows read from a wider tensor, or bodies with too much math, keep
+// the loops. And codegen/llvm/wide_shuffles.h: the interleaved store of
+// rows of 3 is native vector shuffles, not a lane-by-lane build. Pinned:
+// the kernels' stores, accumulators and keys, the fallbacks, values against
+// the reference evaluator and by hand (a max's NaN and signed zeros too).
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -148,4 +151,103 @@ TEST_CASE("llvm: a narrow row's interleaved store is native vector shuffles") {
   CHECK(ck.assembly.find("vinsertps") == std::string::npos);  // no lane-by-lane build
   CHECK(ck.assembly.find("vpermt2ps") != std::string::npos);
   kiln_test::check_jit(t);
+}
+
+namespace {
+
+size_t accs(const Tensor& t) { return output_kernel(t).accs.size(); }
+
+}  // namespace
+
+TEST_CASE("jit: reductions over narrow rows are chains over the positions, no accumulator loops") {
+  const Tensor p = data({100, 3}), q = data({100, 4});
+  CHECK(kiln_test::kernels(p.softmax(1)) == 1);
+  CHECK(accs(p.softmax(1)) == 0);
+  CHECK(stores(p.softmax(1)) == 3);
+  CHECK(accs(p.sum(1)) == 0);
+  CHECK(stores(p.sum(1)) == 1);
+  CHECK(accs(q.amax(1)) == 0);
+  CHECK(accs(q.amin(1) + q.prod(1)) == 0);
+  CHECK(stores(p - p.mean(1, true)) == 3);
+  CHECK(accs(data({3, 100}).sum(0)) == 0);        // the reduced dim outer: rows read at unit steps
+  CHECK(accs(data({5, 4, 30}).sum(1)) == 0);      // a middle dim
+  CHECK(key(data({37, 3}).softmax(1)) == key(p.softmax(1)));  // another N: the same kernel
+  // the loops stay: argmax, rows of 7, a log_softmax of 6 (its math: 6 exp and a log), rows of a wider tensor
+  CHECK(accs(p.argmax(1)) == 1);
+  CHECK(accs(data({100, 7}).sum(1)) == 1);
+  CHECK(accs(data({100, 6}).log_softmax(1)) > 0);
+  CHECK(accs(data({100, 64}).narrow(1, 0, 3).sum(1)) == 1);
+  CHECK(accs((data({100, 3}) > 0).any(1)) == 1);  // (not a sum, product, max or min)
+  // evaluated together, the rows' sum and max are one kernel (horizontal fusion)
+  CHECK(kiln_test::plan({p.sum(1), p.amax(1)}).steps.size() == 1);
+}
+
+TEST_CASE("jit: reductions over narrow rows against the reference") {
+  for (int64_t w : {2, 3, 4, 5, 6}) {
+    for (int64_t n : {1, 2, 5, 17, 100}) {
+      CAPTURE(w);
+      CAPTURE(n);
+      const Tensor p = data({n, w}), c = data({w}, kFloat32, 0.5);
+      kiln_test::check_jit(p.sum(1));
+      kiln_test::check_jit(p.prod(1));
+      kiln_test::check_jit(p.amax(1) - p.amin(1));
+      kiln_test::check_jit(p - p.mean(1, true));
+      kiln_test::check_jit((p - c).square().sum(1, true).sqrt());
+      kiln_test::check_jit(p.var(1));
+      kiln_test::check_jit_close(p.softmax(1), 1e-6);
+      kiln_test::check_jit_close(p.log_softmax(1), 1e-6);
+      kiln_test::check_jit(data({w, n}).sum(0));
+      kiln_test::check_jit(data({3, w, 7}).amax(1) + data({3, w, 7}).sum(1));
+      kiln_test::check_jit(data({n, 2, 3}).sum({1, 2}));
+    }
+  }
+  for (DType dt : {kFloat64, kInt32, kInt64, kFloat16, kBFloat16, kUInt8}) {
+    CAPTURE(dt);
+    const Tensor p = (data({41, 3}) * 9).to(dt);
+    kiln_test::check_jit(p.sum(1));
+    kiln_test::check_jit(p.amax(1));
+    kiln_test::check_jit(p.amin(1));
+    kiln_test::check_jit(p.prod(1));
+  }
+  // cross-entropy over 3 classes: values and the gradient
+  const Tensor logits = data({50, 3}).requires_grad_();
+  std::vector<int64_t> classes(50);
+  for (size_t i = 0; i < classes.size(); ++i) classes[i] = static_cast<int64_t>(i * 7 % 3);
+  const Tensor target = tensor(classes);
+  const Tensor loss = cross_entropy(logits, target);
+  kiln_test::close_to_reference(loss, 1e-6);
+  kiln_test::close_to_reference(grad({loss}, {logits})[0], 1e-5);
+}
+
+TEST_CASE("jit: maxima and minima of narrow rows keep NaN and order -0 below +0, as the reference") {
+  const float nan = std::nanf(""), inf = INFINITY;
+  const Tensor x = tensor(std::vector<float>{0.f, -0.f, -1.f, -0.f, 0.f, -1.f, -0.f, -0.f, -2.f, nan, 1.f, 2.f,
+                                             1.f, nan, 2.f, 3.f, 1.f, nan, -inf, -inf, -inf, 2.f, 5.f, 5.f})
+                       .reshape({8, 3});
+  for (const Tensor& r : {x.amax(1), x.amin(1)}) {
+    CHECK(accs(r) == 0);
+    const NodePtr n = r.impl()->node();  // (before r is evaluated: then it is its buffer)
+    const std::vector<float> want = make_tensor(make_buffer_node(reference::evaluate({n})[0], n->shape)).to_vector<float>();
+    const std::vector<float> got = r.to_vector<float>();
+    REQUIRE(got.size() == want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      CAPTURE(i);
+      CHECK(std::isnan(got[i]) == std::isnan(want[i]));
+      if (!std::isnan(want[i])) {
+        CHECK(got[i] == want[i]);
+        CHECK(std::signbit(got[i]) == std::signbit(want[i]));
+      }
+    }
+  }
+  // by hand: max of (+0, -0) and of (-0, +0) is +0, min -0; a NaN anywhere wins
+  const std::vector<float> mx = x.amax(1).to_vector<float>(), mn = x.amin(1).to_vector<float>();
+  CHECK((mx[0] == 0 && !std::signbit(mx[0])));
+  CHECK((mx[1] == 0 && !std::signbit(mx[1])));
+  CHECK((mx[2] == 0 && std::signbit(mx[2])));
+  CHECK((mn[0] == -1 && mn[2] == -2));
+  CHECK((std::isnan(mx[3]) && std::isnan(mx[4]) && std::isnan(mx[5]) && std::isnan(mn[5])));
+  CHECK((mx[6] == -inf && mx[7] == 5 && mn[7] == 2));
+  const Tensor z = tensor(std::vector<float>{0.f, -0.f, -0.f, 0.f}).reshape({2, 2});
+  const std::vector<float> zmin = z.amin(1).to_vector<float>();
+  CHECK((std::signbit(zmin[0]) && std::signbit(zmin[1])));
 }
