@@ -571,13 +571,13 @@ Lowered Lowerer::lower_scan(const std::vector<const Node*>& group) {
 // the other): reading the rows of a wider tensor (x[:, :3] of [N, 64], or
 // of [N, 12] at a constant stride) ran slower than the loop (the exp of 3
 // of 64: 2.35 -> 3.0 ms, x * 2 of 3 of 12 1.95 -> 2.75 ms). And its float
-// math may be at most kNarrowUnrollMath (a function 4, another op 1, a
+// math may be at most `budget` (lowerer.h; a function 4, another op 1, a
 // select, negation or cast 0): each
 // position is a copy of the body, its vectors interleaved by shuffles, so
 // compile time grows with positions x body (fresh processes, medians of 5:
 // (p - c).exp() of 3 positions 13 -> 18 ms, of 8 11 -> 32 ms; a tanh GELU of
 // 2 12 -> 20 ms, of 6 16 -> 49 ms).
-bool Lowerer::unrolled_rows_pay(const Idx& idx, int64_t positions) const {
+bool Lowerer::unrolled_rows_pay(const Idx& idx, int64_t positions, int64_t budget) const {
   int32_t rows = -1;  // the innermost loop: the last dim's not unrolled
   for (size_t d = idx.size(); d-- > 0 && rows < 0;)
     if (val(idx[d]).op == VOp::LoopIndex) rows = val(idx[d]).a;
@@ -593,7 +593,7 @@ bool Lowerer::unrolled_rows_pay(const Idx& idx, int64_t positions) const {
                             v.op != VOp::Neg && v.op != VOp::Abs;
     if (arithmetic && is_floating_point(v.dtype)) math += is_math_function(v.op) ? 4 : 1;
   }
-  return math <= kNarrowUnrollMath;
+  return math <= budget;
 }
 
 // The kernel computing every node of `group` (one loop nest over the
@@ -662,7 +662,7 @@ Lowered Lowerer::lower_group(const std::vector<const Node*>& group) {
         flats[at] = ravel(o, idx);  // a merge keeps the row-major position
       }
     }
-    if (!unrolled.empty() && !unrolled_rows_pay(idx, positions)) {
+    if (!unrolled.empty() && !unrolled_rows_pay(idx, positions, kNarrowUnrollMath)) {
       Lowerer loop(group, mat_);
       loop.unroll_narrow_ = false;
       return loop.lower_group(group);

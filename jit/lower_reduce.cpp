@@ -451,7 +451,7 @@ Lowered Lowerer::lower_rows(const std::vector<const Node*>& group, const std::ve
     if (element) scopes_.pop_back();
     flats[j] = ravel(out, idx);
   }
-  if (row_.positions > 0 && !unrolled_rows_pay(row_.outer, row_.positions)) {
+  if (row_.positions > 0 && !unrolled_rows_pay(row_.outer, row_.positions, kNarrowRowsMath)) {
     Lowerer loops(group, mat_);
     loops.unroll_narrow_ = false;
     return loops.lower_group(group);

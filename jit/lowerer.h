@@ -57,10 +57,16 @@ inline constexpr int64_t kConstantStepMax = 8;
 // of the kernel, as is an offset inside the block (lower_views.cpp).
 inline constexpr int64_t kNarrowRowMax = 16;
 // An elementwise kernel's innermost loop over at most this many elements
-// (narrow_inner_dims) is unrolled into its positions (lower_group), where
-// its float math stays within kNarrowUnrollMath (unrolled_rows_pay).
+// (narrow_inner_dims) is unrolled into its positions (lower_group), and so
+// are a row kernel's reductions over at most this many (lower_rows), where
+// the float math stays within kNarrowUnrollMath / kNarrowRowsMath
+// (unrolled_rows_pay). A row kernel's loops cost more to compile than an
+// elementwise loop (softmax over rows of 4: 16 ms with its three loops, 19
+// unrolled; (p - c).exp() of 5 positions: 11 ms as a loop, 19 unrolled), so
+// its budget is the larger.
 inline constexpr int64_t kNarrowUnrollMax = 6;
 inline constexpr int64_t kNarrowUnrollMath = 24;
+inline constexpr int64_t kNarrowRowsMath = 40;
 
 // The bounds a guard keeps an index value within (lower_guard.cpp): each
 // value >= lo / <= hi for lo, hi = base + off (base a value id, -1 for
@@ -441,7 +447,7 @@ class Lowerer {
                                      std::vector<Stmt>& top, std::vector<int64_t>* unrolled = nullptr);
   std::vector<int64_t> narrow_inner_dims(const Node* n, const std::vector<int64_t>& run);
   bool unroll_narrow_ = true;  // false: lower_group found the unrolled rows do not pay
-  bool unrolled_rows_pay(const Idx& idx, int64_t positions) const;
+  bool unrolled_rows_pay(const Idx& idx, int64_t positions, int64_t budget) const;
   std::unordered_set<ValueId> run_mods_;  // the q % P values split_run made
 
   // ---- lower.cpp: kernel structures ----

@@ -183,9 +183,13 @@ TEST_CASE("jit fusion: softmax computes each exponential once") {
   };
   Tensor x = data({5, 7}, 3), z = data({3, 4, 5}, 2);
   CHECK(exps(x.softmax(1)) == 1);
-  CHECK(exps(x.softmax(0)) == 1);
-  CHECK(exps(z.softmax(1)) == 1);
+  CHECK(exps(data({8, 7}, 3).softmax(0)) == 1);
+  CHECK(exps(data({3, 8, 5}, 2).softmax(1)) == 1);
   CHECK(exps(data({5, 1}).softmax(1)) == 1);  // a size-1 row has no loops: the same index, one value
+  // rows of at most 6, unrolled (jit/lower_reduce.cpp): one exp per position,
+  // read by the sum and by the output
+  CHECK(exps(x.softmax(0)) == 5);
+  CHECK(exps(z.softmax(1)) == 4);
   check_values(x.softmax(1));
   check_values(x.softmax(0));
   check_values(z.softmax(1));
@@ -313,8 +317,11 @@ TEST_CASE("jit fusion: kernels are shape-generic") {
     for (const auto& st : plan((x * 2 + y).softmax(1)).steps) k.push_back(st.code->ir.key());
     return k;
   };
-  CHECK(keys({4, 5}) == keys({7, 3}));
-  CHECK(keys({4, 5}) == keys({100, 33}));
+  CHECK(keys({4, 9}) == keys({7, 12}));
+  CHECK(keys({4, 9}) == keys({100, 33}));
+  // rows of at most 6 are unrolled, their width a constant: a new N, not a new width
+  CHECK(keys({4, 5}) == keys({70, 5}));
+  CHECK(keys({4, 5}) != keys({4, 3}));
 }
 
 TEST_CASE("jit fusion: results agree with fusion on and off") {
