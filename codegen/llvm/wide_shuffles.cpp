@@ -3,8 +3,9 @@
 
 #include <llvm/IR/DataLayout.h>
 #include <llvm/IR/IRBuilder.h>
-#include <llvm/IR/Module.h>
 #include <llvm/IR/Instructions.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Transforms/Utils/Local.h>
 
 #include <algorithm>
 #include <utility>
@@ -44,7 +45,7 @@ bool source_lanes(llvm::Value* v, unsigned native, std::vector<Lane>& out, int d
 
 // The native vector of lanes `lanes`: a shuffle of its first two sources,
 // then one more shuffle for each further source.
-llvm::Value* gather(llvm::IRBuilder<>& b, const std::vector<Lane>& lanes, llvm::FixedVectorType* type) {
+llvm::Value* native_part(llvm::IRBuilder<>& b, const std::vector<Lane>& lanes, llvm::FixedVectorType* type) {
   const int n = static_cast<int>(lanes.size());
   std::vector<llvm::Value*> sources;
   for (const Lane& l : lanes)
@@ -76,7 +77,7 @@ llvm::PreservedAnalyses InterleaveAsNativeShuffles::run(llvm::Function& f, llvm:
   for (llvm::BasicBlock& bb : f)
     for (llvm::Instruction& i : bb)
       if (auto* st = llvm::dyn_cast<llvm::StoreInst>(&i))
-        if (auto* s = llvm::dyn_cast<llvm::ShuffleVectorInst>(st->getValueOperand()))
+        if (auto* s = llvm::dyn_cast<llvm::ShuffleVectorInst>(st->getValueOperand()); s && st->isSimple())
           found.emplace_back(st, s);
   bool changed = false;
   for (auto [st, s] : found) {
@@ -101,7 +102,7 @@ llvm::PreservedAnalyses InterleaveAsNativeShuffles::run(llvm::Function& f, llvm:
     llvm::IRBuilder<> b(st);
     std::vector<llvm::Value*> parts;
     for (unsigned c = 0; c < factor; ++c)
-      parts.push_back(gather(b, std::vector<Lane>(lanes.begin() + c * native, lanes.begin() + (c + 1) * native), src));
+      parts.push_back(native_part(b, std::vector<Lane>(lanes.begin() + c * native, lanes.begin() + (c + 1) * native), src));
     // stored as native vectors: a store of the concatenation was merged
     // back into the wide shuffle by code generation and lowered lane by lane
     const llvm::DataLayout& dl = f.getParent()->getDataLayout();
@@ -112,7 +113,7 @@ llvm::PreservedAnalyses InterleaveAsNativeShuffles::run(llvm::Function& f, llvm:
       part->copyMetadata(*st);
     }
     st->eraseFromParent();
-    if (s->use_empty()) s->eraseFromParent();
+    llvm::RecursivelyDeleteTriviallyDeadInstructions(s);  // and the concatenations under it
     changed = true;
   }
   return changed ? llvm::PreservedAnalyses::none() : llvm::PreservedAnalyses::all();
