@@ -350,10 +350,9 @@ Lowered Lowerer::lower_cat(int part) {
 // up to 8 positions; past 8 LLVM left the loop rolled, its math scalar.)
 Lowered Lowerer::lower_cat_whole() {
   const int64_t d = root_.attrs.ints[0], rank = root_.rank();
-  narrow_dims_.assign(static_cast<size_t>(rank), false);
-  for (int64_t k = d; k < rank; ++k) narrow_dims_[static_cast<size_t>(k)] = true;
-  narrow_trailing_ = true;
-  narrow_max_ = kCatWholeMaxWidth;
+  std::vector<int64_t> block_dims;
+  for (int64_t k = d; k < rank; ++k) block_dims.push_back(k);
+  set_narrow(rank, block_dims, kCatWholeMaxWidth);
   std::vector<int64_t> outer;  // no loop for a dim of 1: the first loop is the parallel one ([1, T, 2])
   Idx idx(static_cast<size_t>(rank));
   for (int64_t k = 0; k < d; ++k)
@@ -363,22 +362,17 @@ Lowered Lowerer::lower_cat_whole() {
   std::vector<Stmt>* body = outer.empty() ? single(top) : open_loops(&root_, outer, idx, top, true);
   // Every position of the narrow block, in row-major order, reads its own
   // part at constant indices: one store each.
-  std::vector<int64_t> pos(static_cast<size_t>(rank), 0);
   int64_t block = 1;
   for (int64_t k = d; k < rank; ++k) block *= root_.shape[k];
   std::vector<std::pair<ValueId, ValueId>> stores;  // (position, value): the slot comes after the inputs'
   for (int64_t e = 0; e < block; ++e) {
+    idx = at_position(idx, root_.shape, block_dims, e);
+    const int64_t along = val(idx[d]).i;  // the position along the cat's dim
     int64_t part = 0, off = 0;
-    while (off + root_.inputs[part]->shape[d] <= pos[d]) off += root_.inputs[part++]->shape[d];
-    const Node* src = root_.inputs[part].get();
+    while (off + root_.inputs[part]->shape[d] <= along) off += root_.inputs[part++]->shape[d];
     Idx at = idx;
-    for (int64_t k = d; k < rank; ++k) idx[k] = at[k] = iconst(pos[k]);
-    at[d] = iconst(pos[d] - off);
-    stores.emplace_back(ravel(&root_, idx), cast(value(src, at), root_.dtype));
-    for (int64_t k = rank; k-- > d;) {  // the next position
-      if (++pos[k] < root_.shape[k]) break;
-      pos[k] = 0;
-    }
+    at[d] = iconst(along - off);
+    stores.emplace_back(ravel(&root_, idx), cast(value(root_.inputs[part].get(), at), root_.dtype));
   }
   const int32_t slot = output_slot(root_.dtype);
   for (const auto& [flat, v] : stores) store(body, slot, flat, v);
@@ -564,6 +558,28 @@ Lowered Lowerer::lower_scan(const std::vector<const Node*>& group) {
   return finish();
 }
 
+void Lowerer::set_narrow(int64_t rank, const std::vector<int64_t>& dims, int64_t max) {
+  narrow_dims_.assign(static_cast<size_t>(rank), false);
+  for (int64_t d : dims) narrow_dims_[static_cast<size_t>(d)] = true;
+  narrow_trailing_ = true;
+  narrow_max_ = max;
+}
+
+Idx Lowerer::at_position(Idx idx, const Shape& shape, const std::vector<int64_t>& dims, int64_t p) {
+  for (size_t k = dims.size(); k-- > 0;) {
+    const int64_t d = dims[k];
+    idx[static_cast<size_t>(d)] = iconst(p % shape[d]);
+    p /= shape[d];
+  }
+  return idx;
+}
+
+Lowered Lowerer::lower_with_loops(const std::vector<const Node*>& group) const {
+  Lowerer loops(group, mat_);
+  loops.unroll_narrow_ = false;
+  return loops.lower_group(group);
+}
+
 // Whether a kernel with a narrow inner loop unrolled into `positions`
 // (lower_group, idx its index) is one to keep, else it is lowered again with
 // the loop. Every read must step along the rows' loop by 0 or 1 (a value
@@ -649,11 +665,7 @@ Lowered Lowerer::lower_group(const std::vector<const Node*>& group) {
     values.resize(outs.size() * static_cast<size_t>(positions));
     flats.resize(values.size());
     for (int64_t p = 0; p < positions; ++p) {
-      for (int64_t r = p, k = static_cast<int64_t>(unrolled.size()); k-- > 0;) {
-        const int64_t d = unrolled[static_cast<size_t>(k)];
-        idx[d] = iconst(r % out->shape[d]);
-        r /= out->shape[d];
-      }
+      if (!unrolled.empty()) idx = at_position(idx, out->shape, unrolled, p);
       for (size_t j = 0; j < outs.size(); ++j) {
         const Node* o = merged ? merged : outs[j];
         KILN_INTERNAL_ASSERT(o->shape == out->shape, "horizontal group of different shapes");
@@ -662,11 +674,7 @@ Lowered Lowerer::lower_group(const std::vector<const Node*>& group) {
         flats[at] = ravel(o, idx);  // a merge keeps the row-major position
       }
     }
-    if (!unrolled.empty() && !unrolled_rows_pay(idx, positions, kNarrowUnrollMath)) {
-      Lowerer loop(group, mat_);
-      loop.unroll_narrow_ = false;
-      return loop.lower_group(group);
-    }
+    if (!unrolled.empty() && !unrolled_rows_pay(idx, positions, kNarrowUnrollMath)) return lower_with_loops(group);
     std::vector<int32_t> slots;
     for (const Node* g : group) slots.push_back(output_slot(g->dtype));
     for (size_t at = 0; at < values.size(); ++at) store(body, slots[at % outs.size()], flats[at], values[at]);

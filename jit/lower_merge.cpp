@@ -181,10 +181,7 @@ std::vector<int64_t> Lowerer::narrow_inner_dims(const Node* n, const std::vector
   int64_t count = 1;
   for (int64_t d : inner) count *= n->shape[d];
   if (!unroll_narrow_ || count < 2 || count > kNarrowUnrollMax || n->numel() / count < 2) return {};
-  narrow_dims_.assign(static_cast<size_t>(rank), false);
-  for (int64_t d : inner) narrow_dims_[static_cast<size_t>(d)] = true;
-  narrow_trailing_ = true;
-  narrow_max_ = kNarrowRowMax;
+  set_narrow(rank, inner, kNarrowRowMax);
   return inner;
 }
 

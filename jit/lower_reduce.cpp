@@ -183,15 +183,6 @@ ValueId Lowerer::reduction(const Node* n, const Idx& idx) {
   return read_acc(n, acc);
 }
 
-Idx Lowerer::at_position(Idx idx, int64_t p) {
-  for (size_t k = row_.dims.size(); k-- > 0;) {
-    const int64_t d = row_.dims[k];
-    idx[static_cast<size_t>(d)] = iconst(p % row_.full[d]);
-    p /= row_.full[d];
-  }
-  return idx;
-}
-
 // The reference's order: a sum from 0 (float64 for floats) adding each
 // position in turn, a product from 1; a float max / min keeps the first NaN
 // and orders -0 below +0 (core/reference/reduce.cpp): where two values are
@@ -208,7 +199,7 @@ ValueId Lowerer::unrolled_reduction(const Node* n, const Idx& kidx) {
   };
   ValueId best = sum ? constant(0) : prod ? constant(1) : -1;
   for (int64_t p = 0; p < row_.positions; ++p) {
-    const ValueId v = cast(value(x, at_position(kidx, p)), adt);
+    const ValueId v = cast(value(x, at_position(kidx, row_.full, row_.dims, p)), adt);
     if (sum || prod) {
       best = op2(sum ? VOp::Add : VOp::Mul, adt, best, v);
     } else if (best < 0) {
@@ -333,10 +324,7 @@ Lowered Lowerer::lower_rows(const std::vector<const Node*>& group, const std::ve
       plain = plain && (r->op == Op::Sum || r->op == Op::Prod || r->op == Op::Max || r->op == Op::Min);
     if (plain) {
       row_.positions = count;
-      narrow_dims_.assign(full.size(), false);
-      for (int64_t d : row_.dims) narrow_dims_[static_cast<size_t>(d)] = true;
-      narrow_trailing_ = true;
-      narrow_max_ = kNarrowRowMax;
+      set_narrow(rank, row_.dims, kNarrowRowMax);
     }
   }
   row_.sizes.clear();
@@ -441,7 +429,7 @@ Lowered Lowerer::lower_rows(const std::vector<const Node*>& group, const std::ve
     }
     if (element && row_.positions > 0) {  // each position's value (unrolled: no final loops)
       for (int64_t p = 0; p < row_.positions; ++p) {
-        const Idx at = at_position(idx, p);
+        const Idx at = at_position(idx, full, row_.dims, p);
         unrolled.push_back({j, cast(value(out, at), group[j]->dtype), ravel(out, at)});
       }
       continue;
@@ -451,11 +439,8 @@ Lowered Lowerer::lower_rows(const std::vector<const Node*>& group, const std::ve
     if (element) scopes_.pop_back();
     flats[j] = ravel(out, idx);
   }
-  if (row_.positions > 0 && !unrolled_rows_pay(row_.outer, row_.positions, kNarrowRowsMath)) {
-    Lowerer loops(group, mat_);
-    loops.unroll_narrow_ = false;
-    return loops.lower_group(group);
-  }
+  if (row_.positions > 0 && !unrolled_rows_pay(row_.outer, row_.positions, kNarrowRowsMath))
+    return lower_with_loops(group);
   work_ = full.numel() + nested_work_;
   std::vector<int32_t> slots;
   for (size_t j = 0; j < outs.size(); ++j) slots.push_back(output_slot(group[j]->dtype));
@@ -474,9 +459,9 @@ Lowered Lowerer::lower_rows(const std::vector<const Node*>& group, const std::ve
     // operand) must read it before that write replaces it.
     if (keep_.n)
       std::stable_partition(per_element.begin(), per_element.end(), [&](size_t j) { return outs[j] != keep_.out; });
-    for (size_t j : per_element)
-      if (row_.positions == 0) store(&final_body, slots[j], flats[j], values[j]);
-    for (const Positioned& u : unrolled) store(&final_body, slots[u.j], u.flat, u.value);
+    if (row_.positions == 0)
+      for (size_t j : per_element) store(&final_body, slots[j], flats[j], values[j]);
+    for (const Positioned& u : unrolled) store(&final_body, slots[u.j], u.flat, u.value);  // (row_.positions > 0)
     for (Stmt& st : nest(std::move(final_body), final_scope.loops)) body->push_back(std::move(st));
   }
   k_.body = std::move(top);

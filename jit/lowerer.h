@@ -389,8 +389,6 @@ class Lowerer {
   } row_;
   // A reduction of narrow rows as that chain (row_.positions).
   ValueId unrolled_reduction(const Node* n, const Idx& kidx);
-  // The positions of row_.dims, row-major: idx with those dims constants.
-  Idx at_position(Idx idx, int64_t p);
 
   using Domain = ReductionDomain;
   static Domain domain(const Node* n) { return reduction_domain(*n); }
@@ -448,6 +446,11 @@ class Lowerer {
   std::vector<int64_t> narrow_inner_dims(const Node* n, const std::vector<int64_t>& run);
   bool unroll_narrow_ = true;  // false: lower_group found the unrolled rows do not pay
   bool unrolled_rows_pay(const Idx& idx, int64_t positions, int64_t budget) const;
+  // The group lowered again by a fresh Lowerer that unrolls no narrow rows.
+  Lowered lower_with_loops(const std::vector<const Node*>& group) const;
+  // idx with `dims` at position p of their block (row-major over their sizes
+  // in `shape`), as constants: a narrow row's or a narrow cat's positions.
+  Idx at_position(Idx idx, const Shape& shape, const std::vector<int64_t>& dims, int64_t p);
   std::unordered_set<ValueId> run_mods_;  // the q % P values split_run made
 
   // ---- lower.cpp: kernel structures ----
@@ -482,6 +485,9 @@ class Lowerer {
   std::vector<bool> narrow_dims_;
   bool narrow_trailing_ = false;
   int64_t narrow_max_ = kTileNarrowLast;
+  // narrow_dims_ (over `rank` dims) true on `dims`, lower ranks aligned at
+  // the last dim, views' strides up to `max` constants.
+  void set_narrow(int64_t rank, const std::vector<int64_t>& dims, int64_t max);
   bool narrow(const Node* n, int64_t d) const {
     const int64_t off = static_cast<int64_t>(narrow_dims_.size()) - n->rank();
     if (off != 0 && (!narrow_trailing_ || off < 0 || d + off < 0)) return false;
