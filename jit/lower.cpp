@@ -651,6 +651,8 @@ Lowered Lowerer::lower_group(const std::vector<const Node*>& group) {
       td = transposed_dim(merged ? merged : outs[j], out->rank(), budget);
     std::vector<const Node*> readers;
     for (const Node* o : outs) readers.push_back(merged ? merged : o);
+    if (Periodic per; td < 0 && !dims.empty() && periodic_rows(out, readers, per))
+      return lower_periodic(group, outs, merged, per);
     std::vector<int64_t> unrolled;  // narrow inner dims (open_flat_loops)
     std::vector<Stmt>* body = dims.empty() ? single(top)
                               : td >= 0    ? open_tiles(out, td, readers, idx, top)

@@ -74,7 +74,7 @@ bool map_run(const Node* n, const std::vector<int64_t>& run, bool stored, std::v
 }  // namespace
 
 bool Lowerer::reads_flat(const Node* n, const std::vector<int64_t>& run,
-                         std::set<std::pair<const Node*, int64_t>>& seen) const {
+                         std::set<std::pair<const Node*, int64_t>>& seen, Periodic* per) const {
   size_t ones = 0;
   for (int64_t d : run) ones += n->shape[d] == 1;
   if (ones == run.size()) return true;  // constant along the run
@@ -86,11 +86,15 @@ bool Lowerer::reads_flat(const Node* n, const std::vector<int64_t>& run,
     case OpClass::Binary:
     case OpClass::Ternary:
       for (const auto& in : n->inputs)
-        if (!reads_flat(in.get(), run, seen)) return false;
+        if (!reads_flat(in.get(), run, seen, per)) return false;
       return true;
     case OpClass::Random: return true;  // Philox at ravel(n, idx)
     case OpClass::Source: return n->op == Op::Full || n->op == Op::Arange;  // (Buffer: loaded above)
     case OpClass::View: {
+      if (per && run == per->run && periodic_view(n, *per)) {
+        if (std::find(per->nodes.begin(), per->nodes.end(), n) == per->nodes.end()) per->nodes.push_back(n);
+        return true;
+      }
       std::vector<int64_t> xrun;
       bool none = false;
       const Node* x = n->inputs[0].get();

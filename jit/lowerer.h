@@ -67,6 +67,15 @@ inline constexpr int64_t kNarrowRowMax = 16;
 inline constexpr int64_t kNarrowUnrollMax = 6;
 inline constexpr int64_t kNarrowUnrollMath = 24;
 inline constexpr int64_t kNarrowRowsMath = 40;
+// An elementwise kernel over rows of at most kPeriodicRowMax elements that
+// reads a row operand broadcast along the rows (`p - c`, [N, 3] - [3];
+// `(x - mean) / std` over [N, 10]) runs as one flat loop over the whole
+// tensor, the row operand read from a local holding its row repeated
+// (lower_periodic.cpp): the local's capacity in elements, and the multiple
+// of elements its rows fill (a vector of 16 lanes, aligned).
+inline constexpr int64_t kPeriodicRowMax = 64;
+inline constexpr int64_t kPeriodicLocal = 1024;
+inline constexpr int64_t kPeriodicAlign = 16;
 
 // The bounds a guard keeps an index value within (lower_guard.cpp): each
 // value >= lo / <= hi for lo, hi = base + off (base a value id, -1 for
@@ -102,7 +111,7 @@ bool permuted_dims(const Node* n, std::vector<int64_t>& from);
 // (x[:, 2:50], a permutation keeping H and W adjacent).
 bool run_row_major(const Node* n, const std::vector<int64_t>& run);
 
-enum ParamTag : int { kSize, kStride, kViewStride, kViewOffset, kSliceStart, kSliceStep, kCatOffset, kData };
+enum ParamTag : int { kSize, kStride, kViewStride, kViewOffset, kSliceStart, kSliceStep, kCatOffset, kData, kPeriod };
 
 class Lowerer {
  public:
@@ -426,8 +435,24 @@ class Lowerer {
   // finds one: the longest run at the end of dims from..end; empty if none.
   std::vector<int64_t> run_to(const Node* n, int64_t from, int64_t end,
                               const std::vector<const Node*>& readers) const;
+  // A kernel's periodic reads (lower_periodic.cpp): the views that
+  // broadcast a row operand along every dim of `run` before `outer`.
+  struct Periodic {
+    std::vector<int64_t> run;  // every dim of size > 1
+    size_t outer = 0;          // run[outer..]: the row's dims
+    int64_t width = 0;         // the row's elements
+    std::vector<const Node*> nodes;
+  };
+  // With `per`, a broadcast view of per->run (at the kernel's own index)
+  // that broadcasts along exactly the dims before per->outer reads flat,
+  // recorded in per->nodes.
   bool reads_flat(const Node* n, const std::vector<int64_t>& run,
-                  std::set<std::pair<const Node*, int64_t>>& seen) const;
+                  std::set<std::pair<const Node*, int64_t>>& seen, Periodic* per = nullptr) const;
+  bool periodic_view(const Node* n, const Periodic& per) const;
+  // Whether out's readers read flat but for periodic views (per filled).
+  bool periodic_rows(const Node* out, const std::vector<const Node*>& readers, Periodic& per) const;
+  Lowered lower_periodic(const std::vector<const Node*>& group, const std::vector<const Node*>& outs,
+                         const Node* merged, const Periodic& per);
   // idx over the run's dims from the merged loop's variable q.
   void split_run(ValueId q, const std::vector<int64_t>& run, const std::vector<ValueId>& sizes, Idx& idx);
   ValueId run_extent(const std::vector<int64_t>& run, const std::vector<ValueId>& sizes);

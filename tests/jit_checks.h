@@ -107,6 +107,13 @@ inline std::vector<kiln::Op> steps_cut_by(const kiln::Tensor& t, kiln::jit::Cut 
 // The kernels t's pending graph schedules into.
 inline size_t kernels(const kiln::Tensor& t) { return plan(t).steps.size(); }
 
+// The kernel IR of t's last step (its output's), valid until the next call.
+inline const kiln::jit::Kernel& output_kernel(const kiln::Tensor& t) {
+  static kiln::jit::Schedule keep;  // (the kernel outlives the call)
+  keep = plan(t);
+  return keep.steps.back().code->ir;
+}
+
 // Whether the kernel that writes t (its plan's last step) computes op.
 inline bool output_kernel_computes(const kiln::Tensor& t, kiln::jit::VOp op) {
   for (const kiln::jit::Value& v : plan(t).steps.back().code->ir.values)

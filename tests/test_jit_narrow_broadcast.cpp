@@ -1,7 +1,8 @@
 // Kernels over narrow rows (jit/lowerer.h kNarrowUnrollMax: at most 6
 // elements). Elementwise (jit/lower.cpp: lower_group): where the innermost
-// dims cannot merge with the outer ones (a row broadcast along them: [N, 3]
-// points minus their centroid [3], rows scaled by a column [N, 1]), each
+// dims cannot merge with the outer ones (rows scaled by a column [N, 1]; a
+// row broadcast along them, [N, 3] points minus their centroid [3], runs
+// as one flat loop: tests/test_jit_periodic_rows.cpp), each
 // position of the row is computed and stored at constant indices under the
 // rows' loop, not in a loop of 3 run once a row. Row kernels
 // (jit/lower_reduce.cpp): sums, products, maxima and minima over such rows
@@ -24,16 +25,11 @@
 
 using namespace kiln;
 using namespace kiln::test;
+using kiln_test::output_kernel;
 
 namespace {
 
 Tensor data(const Shape& s, DType dt = kFloat32, double scale = 2.0) { return kiln_test::sine_leaf(s, dt, scale); }
-
-const jit::Kernel& output_kernel(const Tensor& t) {
-  static jit::Schedule keep;  // (the kernel outlives the call)
-  keep = kiln_test::plan(t);
-  return keep.steps.back().code->ir;
-}
 
 std::string key(const Tensor& t) { return output_kernel(t).key(); }
 
@@ -41,35 +37,37 @@ int stores(const Tensor& t) { return kiln_test::innermost_stores(output_kernel(t
 
 }  // namespace
 
-TEST_CASE("jit: narrow rows with a broadcast row store each position: a new N compiles nothing, a new width does") {
-  const Tensor p = data({100, 3}), c = data({3}, kFloat32, 0.5);
-  CHECK(kiln_test::kernels(p - c) == 1);
-  CHECK(stores(p - c) == 3);
-  CHECK(kiln_test::innermost_constant(output_kernel(p - c)) == -1);  // no loop of 3 left
-  CHECK(key(data({37, 3}) - c) == key(p - c));                     // another N
-  CHECK(key(data({100, 4}) - data({4})) != key(p - c));            // rows of 4
-  CHECK(stores(data({100, 4}) - data({4})) == 4);
-  CHECK(stores(p * data({100, 1})) == 3);  // a value per row (col[:, None])
-  CHECK(stores(data({8, 50, 3}) * data({8, 1, 3})) == 3);
-  CHECK(stores(data({50, 2, 3}) + data({2, 3})) == 6);  // two dims of the row, one block
-  CHECK(stores(data({50, 3, 1}) - data({3, 1})) == 3);  // a size-1 dim after it
-  CHECK(stores(data({100, 6}) - data({6})) == 6);
+TEST_CASE("jit: narrow rows with a broadcast column store each position: a new N compiles nothing, a new width does") {
+  // (a row operand broadcast along the rows, p - c, runs as one flat loop
+  // instead: tests/test_jit_periodic_rows.cpp)
+  const Tensor p = data({100, 3}), col = data({100, 1}, kFloat32, 0.5);
+  CHECK(kiln_test::kernels(p * col) == 1);
+  CHECK(stores(p * col) == 3);
+  CHECK(kiln_test::innermost_constant(output_kernel(p * col)) == -1);  // no loop of 3 left
+  CHECK(key(data({37, 3}) * data({37, 1})) == key(p * col));          // another N
+  CHECK(key(data({100, 4}) * col) != key(p * col));                   // rows of 4
+  CHECK(stores(data({100, 4}) * col) == 4);
+  CHECK(stores(data({8, 50, 3}) * data({8, 1, 3})) == 3);  // a row broadcast along part of the outer dims
+  CHECK(stores(data({50, 2, 3}) + data({50, 1, 1})) == 6);  // two dims of the row, one block
+  CHECK(stores(data({50, 3, 1}) - data({50, 1, 1})) == 3);  // a size-1 dim after it
+  CHECK(stores(data({100, 6}) - data({100, 1})) == 6);
+  CHECK(stores(p * col - data({3})) == 3);  // a column and a row: not periodic
   // horizontal: two outputs, three positions each
-  CHECK(kiln_test::innermost_stores(kiln_test::plan({p - c, p * c}).steps.back().code->ir) == 6);
+  CHECK(kiln_test::innermost_stores(kiln_test::plan({p * col, p + col}).steps.back().code->ir) == 6);
 }
 
 TEST_CASE("jit: narrow rows keep their loop where unrolling does not pay") {
   const Tensor c = data({3});
-  CHECK(stores(data({100, 7}) - data({7})) == 1);   // more than 6 positions
-  CHECK(stores(data({100, 16}) - data({16})) == 1);  // a row of 16: one vector already
+  CHECK(stores(data({100, 7}) * data({100, 1})) == 1);   // more than 6 positions
+  CHECK(stores(data({100, 16}) * data({100, 1})) == 1);  // a row of 16: one vector already
   CHECK(stores(data({100, 64}).narrow(1, 0, 3) * 2) == 1);  // rows of a wider tensor, a param stride
   CHECK(stores(data({100, 12}).narrow(1, 0, 3) - c) == 1);  // a constant stride of 12, not 3
   CHECK(stores(data({100, 12}).slice(1, 0, 12, 4) + c) == 1);
   CHECK(stores(data({100, 3}) + 1) == 1);  // no broadcast: one flat loop
   // math: a function counts 4, another op 1, at most 24 in all
-  CHECK(stores((data({100, 4}) - data({4})).exp()) == 4);  // 4 x (1 + 4)
-  CHECK(stores((data({100, 5}) - data({5})).exp()) == 1);  // 5 x (1 + 4)
-  const Tensor x = data({100, 2}) - data({2});
+  CHECK(stores((data({100, 4}) - data({100, 1})).exp()) == 4);  // 4 x (1 + 4)
+  CHECK(stores((data({100, 5}) - data({100, 1})).exp()) == 1);  // 5 x (1 + 4)
+  const Tensor x = data({100, 2}) - data({100, 1});
   CHECK(stores(x * 0.5 * (1 + (0.79788 * (x + 0.044715 * x * x * x)).tanh())) == 1);  // a GELU: 2 x 13
 }
 
@@ -142,8 +140,8 @@ TEST_CASE("llvm: a narrow row's interleaved store is native vector shuffles") {
     MESSAGE("the host has no AVX-512 (LLVM's vector widths differ): test skipped");
     return;
   }
-  const Tensor p = data({256, 3}), c = data({3});
-  const Tensor t = (p - c) * 2;
+  const Tensor p = data({256, 3}), col = data({256, 1});
+  const Tensor t = (p * col) * 2;
   const codegen::CompiledKernel ck = be().compile(output_kernel(t), true, true);
   REQUIRE(static_cast<bool>(ck.fn));
   CHECK(ck.llvm_ir.find("store <48 x float>") == std::string::npos);  // stored as three vectors

@@ -38,6 +38,14 @@ bool calls_lane_fn(const jit::Value& v) {
   return v.op == VOp::Philox || (is_vector_math(v) && computes_in_float(v.dtype));
 }
 
+// Whether a loop body only stores into locals (a periodic row's repeats,
+// jit/lower_periodic.cpp: a few hundred elements once a call, no math).
+bool fills_local(const jit::Kernel& k, const std::vector<Stmt>& body) {
+  return !body.empty() && std::all_of(body.begin(), body.end(), [&](const Stmt& c) {
+    return c.kind == StmtKind::Store && k.buffers[static_cast<size_t>(c.buffer)].local();
+  });
+}
+
 // The walks over what an innermost loop's body computes.
 class LoopBody {
  public:
@@ -191,6 +199,21 @@ class LoopBody {
     return false;
   }
 
+  // A span of a periodic kernel's flat loop (jit/lower_periodic.cpp):
+  // min(L, rest) for a param L, whole vectors but in the tensor's last
+  // span. Its exp loop keeps LLVM's scalar remainder (run in the last span
+  // only): folded, every vector tested its page and ran 1.3x slower (1
+  // thread, (p - c).exp() of 12 Mi elements, 4.3 against 3.0-3.5 ms); split,
+  // a second copy of the polynomial cost 4-9 ms of compile (exp over rows
+  // of 8: 22 against 14 ms, a tanh GELU 22 against 16) for the same time.
+  bool span_loop(const Stmt& s) const {
+    const jit::Value& x = k_.values[s.extent];
+    if (x.op != VOp::Min || k_.values[x.args[0]].op != VOp::Param) return false;
+    const jit::Value& rest = k_.values[x.args[1]];  // total - g * L
+    return rest.op == VOp::Sub && k_.values[rest.args[1]].op == VOp::Mul &&
+           k_.values[k_.values[rest.args[1]].args[0]].op == VOp::LoopIndex;
+  }
+
   // An innermost loop that accumulates narrower floats into a wider float
   // accumulator (a float32 / 16-bit sum, kept in float64).
   bool widening_reduction(const Stmt& s) const {
@@ -225,6 +248,9 @@ class LoopBody {
 }  // namespace
 
 LoopHints loop_hints(const jit::Kernel& k, const Stmt& s, bool wide_vectors) {
+  // A loop filling a local stays scalar: vectorized, LLVM versions it for
+  // a unit stride (a copy of the loop to compile for a few hundred stores).
+  if (fills_local(k, s.body)) return {1, 1, false, 0};
   const LoopBody body(k);
   // A float32 sum into a float64 accumulator: LLVM's default (4 vectors
   // of 8 doubles per iteration, 128 bytes, loads folded into the
@@ -365,7 +391,8 @@ LoopHints loop_hints(const jit::Kernel& k, const Stmt& s, bool wide_vectors) {
   // 0.52 ms, the columns of [N, 4] with exp 4.3-4.7 -> 0.92 ms); a row
   // kernel's such loop runs its rest as one masked vector instead (split,
   // below).
-  const bool fold_tail = (computes.philox || (wide_exp && !strided) || (guarded && !strided) ||
+  const bool span = innermost && body.span_loop(s);
+  const bool fold_tail = (computes.philox || (wide_exp && !strided && !span) || (guarded && !strided) ||
                           (extremes && !strided)) &&
                          row_step <= 1;
   // A float sum into float64 (a float32 row's sum, softmax's sum of exp)
@@ -392,14 +419,14 @@ LoopHints loop_hints(const jit::Kernel& k, const Stmt& s, bool wide_vectors) {
 }
 
 bool hoist_machine_invariants(const jit::Kernel& k) {
-  // innermost loops, counted up to 2
+  // innermost loops, counted up to 2; not one that only fills a local
   int inner = 0;
   auto count = [&](auto&& self, const std::vector<Stmt>& body) -> bool {
     bool has_loop = false;
     for (const Stmt& c : body)
       if (c.kind == StmtKind::Loop) {
         has_loop = true;
-        if (!self(self, c.body)) ++inner;
+        if (!self(self, c.body) && !fills_local(k, c.body)) ++inner;
       }
     return has_loop;
   };
