@@ -1,7 +1,7 @@
 // Elementwise kernels over narrow rows that read a row operand broadcast
 // along the rows: `p - c` of [N, 3] points and a [3] centre, `(x - mean) /
 // std` of [N, 10] features and their [10] statistics, a bias over rows of
-// 56.
+// 56 or 100 (jit/lowerer.h: kPeriodicRowMax).
 //
 // The broadcast keeps the row's dims from merging with the dims before
 // them, so the kernel's innermost loop would run over one row: a masked
@@ -15,7 +15,7 @@
 // operand's row repeated L / width times, and a span's position t reads
 // the local at t, contiguous like every other read. The loops see no
 // row: full vectors, no shuffles, and the width a runtime param like any
-// size (rows of 3 and of 10 run the same kernel).
+// size (rows of 3 and of 100 run the same kernel).
 //
 //   for each row position w:  v = c[w];  for r < L / width: local[r * width + w] = v
 //   for g in spans (parallel):  for t < min(L, total - g * L):  out[g * L + t] = p[g * L + t] - local[t]
@@ -61,7 +61,8 @@ bool Lowerer::periodic_rows(const Node* out, const std::vector<const Node*>& rea
         break;
       }
     }
-    if (flat) return !per.nodes.empty();  // (none: the dims merge without a local)
+    if (flat)  // (none: the dims merge without a local)
+      return !per.nodes.empty() && static_cast<int64_t>(per.nodes.size()) <= kPeriodicOperands;
   }
   return false;
 }
@@ -70,10 +71,11 @@ Lowered Lowerer::lower_periodic(const std::vector<const Node*>& group, const std
                                 const Node* merged, const Periodic& per) {
   const Node* out = merged ? merged : outs[0];
   const int64_t rank = out->rank(), numel = out->numel(), width = per.width;
-  // L: whole vectors of whole rows, about kPeriodicLocal elements (fewer
+  // L: whole vectors of whole rows, about kPeriodicSpan elements (fewer
   // for a tensor smaller than that: one span)
   const int64_t lcm = std::lcm(width, kPeriodicAlign);
-  const int64_t span = std::min(lcm * std::max<int64_t>(1, kPeriodicLocal / lcm), numel);
+  const int64_t span = std::min(lcm * std::max<int64_t>(1, kPeriodicSpan / lcm), numel);
+  KILN_INTERNAL_ASSERT(span <= kPeriodicLocal, "a periodic span of ", span, " elements outgrows its local");
   const int64_t spans = (numel + span - 1) / span;
   const ValueId L = param(out, kPeriod, 0, span);
   const ValueId repeats = param(out, kPeriod, 1, span / width);

@@ -68,14 +68,21 @@ inline constexpr int64_t kNarrowUnrollMax = 6;
 inline constexpr int64_t kNarrowUnrollMath = 24;
 inline constexpr int64_t kNarrowRowsMath = 40;
 // An elementwise kernel over rows of at most kPeriodicRowMax elements that
-// reads a row operand broadcast along the rows (`p - c`, [N, 3] - [3];
-// `(x - mean) / std` over [N, 10]) runs as one flat loop over the whole
-// tensor, the row operand read from a local holding its row repeated
-// (lower_periodic.cpp): the local's capacity in elements, and the multiple
-// of elements its rows fill (a vector of 16 lanes, aligned).
-inline constexpr int64_t kPeriodicRowMax = 64;
-inline constexpr int64_t kPeriodicLocal = 1024;
+// reads at most kPeriodicOperands row operands broadcast along the rows
+// (`p - c`, [N, 3] - [3]; `(x - mean) / std` over [N, 10]; a bias over
+// [B, 100]) runs as one flat loop over the whole tensor in spans, the row
+// operands read from locals holding their rows repeated
+// (lower_periodic.cpp). A span is whole rows and whole vectors of
+// kPeriodicAlign lanes, at least kPeriodicSpan elements where that takes
+// more than one row's least common multiple with the lanes (each call
+// fills the locals' span first: 1024 elements cost a [1000, 3] - [3]
+// 0.4 us more than 256 and ran large tensors no faster); a local holds
+// kPeriodicLocal elements, the longest span (16 x 255 elements).
+inline constexpr int64_t kPeriodicRowMax = 256;
+inline constexpr int64_t kPeriodicOperands = 8;
 inline constexpr int64_t kPeriodicAlign = 16;
+inline constexpr int64_t kPeriodicSpan = 256;
+inline constexpr int64_t kPeriodicLocal = 4096;
 
 // The bounds a guard keeps an index value within (lower_guard.cpp): each
 // value >= lo / <= hi for lo, hi = base + off (base a value id, -1 for

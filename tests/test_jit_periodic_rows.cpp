@@ -1,10 +1,10 @@
-// Elementwise kernels over rows of at most 64 elements that read a row
+// Elementwise kernels over rows of at most 256 elements that read a row
 // operand broadcast along the rows (jit/lower_periodic.cpp): `p - c` of
 // [N, 3] points and a [3] centre, `(x - mean) / std` over [N, 10]. One
 // flat loop over the whole tensor in spans, the row operand read from a
 // local holding its row repeated, filled once a call. Pinned: the kernel's
 // form (one local per row operand, one store a position, no index
-// division), a key shared by every N and every width up to 64, the forms
+// division), a key shared by every N and every width up to 256, the forms
 // it leaves to others, and values against the reference evaluator (both
 // the compiled kernel and the kernel-IR interpreter) and by hand.
 #include <doctest/doctest.h>
@@ -59,15 +59,15 @@ TEST_CASE("jit: a row broadcast along narrow rows is one flat loop reading the r
   CHECK(locals(k) == 1);
   CHECK(span_stores(k) == 1);
   CHECK_FALSE(divides_indices(k));  // every read contiguous in the flat position
-  // one kernel for every N and every width up to 64: the sizes are params
+  // one kernel for every N and every width up to 256: the sizes are params
   const std::string key = k.key();
   CHECK(output_kernel(data({37, 3}) - c).key() == key);
-  for (int64_t w : {2, 4, 10, 16, 56, 64}) {
+  for (int64_t w : {2, 4, 10, 16, 56, 64, 100, 255, 256}) {
     CAPTURE(w);
     CHECK(output_kernel(data({100, w}) - data({w})).key() == key);
   }
-  CHECK(output_kernel(data({100, 65}) - data({65})).key() != key);  // wider rows keep their loop
-  CHECK(locals(output_kernel(data({100, 65}) - data({65}))) == 0);
+  CHECK(output_kernel(data({100, 257}) - data({257})).key() != key);  // wider rows keep their loop
+  CHECK(locals(output_kernel(data({100, 257}) - data({257}))) == 0);
   // (x - mean) / std: two row operands, two locals, one store
   const Tensor x = data({1000, 10});
   const jit::Kernel& z = output_kernel((x - data({10})) / (data({10}, kFloat32, 1.0) + 3));
@@ -92,11 +92,18 @@ TEST_CASE("jit: row operands that do not repeat by rows keep the other forms") {
   CHECK(locals(output_kernel(data({100, 64}).narrow(1, 0, 3) - data({3}))) == 0);  // rows of a wider tensor
   CHECK(locals(output_kernel(data({1, 3}) - data({3}))) == 0);  // one row
   CHECK(locals(output_kernel(p.sum(1, true) - data({100, 1}))) == 0);
+  // at most 8 row operands (a local of 4096 elements each in the frame)
+  Tensor eight = p, nine = p;
+  for (int j = 0; j < 8; ++j) eight = eight * data({3}, kFloat32, 1.0 + j);
+  for (int j = 0; j < 9; ++j) nine = nine * data({3}, kFloat32, 1.0 + j);
+  CHECK(locals(output_kernel(eight)) == 8);
+  CHECK(locals(output_kernel(nine)) == 0);
+  kiln_test::check_jit(nine);
 }
 
 TEST_CASE("jit: rows with a broadcast row operand against the reference") {
-  for (int64_t w : {2, 3, 5, 7, 8, 10, 15, 16, 20, 31, 56, 64, 65}) {
-    for (int64_t n : {1, 2, 5, 17, 100, 700}) {
+  for (int64_t w : {2, 3, 5, 7, 8, 10, 15, 16, 20, 31, 56, 64, 65, 100, 255, 257}) {
+    for (int64_t n : {1, 2, 5, 17, 100, 301}) {
       CAPTURE(w);
       CAPTURE(n);
       const Tensor p = data({n, w}), c = data({w}, kFloat32, 0.5), s = data({w}, kFloat32, 3.0) + 4;
@@ -109,9 +116,10 @@ TEST_CASE("jit: rows with a broadcast row operand against the reference") {
       kiln_test::check_jit(data({3, n, w}) + data({n, w}));   // a row of two dims
     }
   }
-  // many spans, the last one partial, on every thread: [50000, 3], [7001, 10]
+  // many spans, the last one partial, on every thread: [50000, 3], [7001, 10], [999, 255]
   kiln_test::check_jit(data({50000, 3}) - data({3}));
   kiln_test::check_jit_close((data({7001, 10}) * data({10}) + data({10}, kFloat32, 0.3)).tanh(), 1e-6);
+  kiln_test::check_jit(data({999, 255}) - data({255}));
   kiln_test::check_jit(data({20, 30, 2, 3}) * data({2, 3}) - 1);
   kiln_test::check_jit(data({61, 3}) + randn({61, 3}) * data({3}));  // random numbers at the flat position
   for (DType dt : {kFloat64, kInt32, kInt64, kFloat16, kBFloat16, kUInt8, kBool}) {
