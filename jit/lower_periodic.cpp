@@ -1,7 +1,7 @@
 // Elementwise kernels over narrow rows that read a row operand broadcast
 // along the rows: `p - c` of [N, 3] points and a [3] centre, `(x - mean) /
 // std` of [N, 10] features and their [10] statistics, a bias over rows of
-// 56 or 100 (jit/lowerer.h: kPeriodicRowMax).
+// 56 or 100 (jit/lowerer.h: kPeriodicRowMax, kPeriodicLocal).
 //
 // The broadcast keeps the row's dims from merging with the dims before
 // them, so the kernel's innermost loop would run over one row: a masked
@@ -49,7 +49,7 @@ bool Lowerer::periodic_rows(const Node* out, const std::vector<const Node*>& rea
   // the row: the run's last dims, from one on, while they fit
   for (size_t k = per.run.size(); k-- > 1;) {
     width *= out->shape[per.run[k]];
-    if (width > kPeriodicRowMax) return false;
+    if (width > kPeriodicRowMax || std::lcm(width, kPeriodicAlign) > kPeriodicLocal) return false;
     per.outer = k;
     per.width = width;
     per.nodes.clear();
@@ -135,9 +135,14 @@ Lowered Lowerer::lower_periodic(const std::vector<const Node*>& group, const std
   }
   for (Value& v : k_.values)
     if (v.op == VOp::Load && v.a <= kLocalSlot) v.a = local[static_cast<size_t>(kLocalSlot - v.a)];
-  for (Stmt* s = &top.front(); s->kind == StmtKind::Loop; s = &s->body.back())
-    if (s->body.back().kind == StmtKind::Store)
-      for (Stmt& st : s->body) st.buffer = local[static_cast<size_t>(kLocalSlot - st.buffer)];
+  auto place = [&](auto&& self, std::vector<Stmt>& body) -> void {
+    for (Stmt& st : body) {
+      if (st.kind == StmtKind::Store && st.buffer <= kLocalSlot)
+        st.buffer = local[static_cast<size_t>(kLocalSlot - st.buffer)];
+      self(self, st.body);
+    }
+  };
+  place(place, top);
   k_.body = std::move(top);
   work_ = numel;
   return finish();

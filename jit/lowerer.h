@@ -73,16 +73,18 @@ inline constexpr int64_t kNarrowRowsMath = 40;
 // [B, 100]) runs as one flat loop over the whole tensor in spans, the row
 // operands read from locals holding their rows repeated
 // (lower_periodic.cpp). A span is whole rows and whole vectors of
-// kPeriodicAlign lanes, at least kPeriodicSpan elements where that takes
-// more than one row's least common multiple with the lanes (each call
-// fills the locals' span first: 1024 elements cost a [1000, 3] - [3]
-// 0.4 us more than 256 and ran large tensors no faster); a local holds
-// kPeriodicLocal elements, the longest span (16 x 255 elements).
+// kPeriodicAlign lanes: the row's least common multiple with the lanes,
+// repeated up to kPeriodicSpan elements (each call fills the locals' span
+// first: 1024 elements cost a [1000, 3] - [3] 0.4 us more than 256 and
+// ran large tensors no faster). A local holds kPeriodicLocal elements,
+// the longest span: rows whose multiple is longer (250 elements: 2000)
+// keep their loop, as locals of 8 KiB each ran `(p - m) / s` 1.15-1.2x
+// slower than the row's loop (the L1 cache's share).
 inline constexpr int64_t kPeriodicRowMax = 256;
 inline constexpr int64_t kPeriodicOperands = 8;
 inline constexpr int64_t kPeriodicAlign = 16;
 inline constexpr int64_t kPeriodicSpan = 256;
-inline constexpr int64_t kPeriodicLocal = 4096;
+inline constexpr int64_t kPeriodicLocal = 1024;
 
 // The bounds a guard keeps an index value within (lower_guard.cpp): each
 // value >= lo / <= hi for lo, hi = base + off (base a value id, -1 for
