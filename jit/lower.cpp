@@ -301,6 +301,17 @@ int32_t Lowerer::output_slot(DType dt) {
   return static_cast<int32_t>(k_.buffers.size() - 1);
 }
 
+std::vector<int32_t> Lowerer::add_locals(const std::vector<BufferArg>& locals) {
+  std::vector<int32_t> slots;
+  for (const BufferArg& b : locals) {
+    slots.push_back(static_cast<int32_t>(k_.buffers.size()));
+    k_.buffers.push_back(b);
+  }
+  for (Value& v : k_.values)
+    if (v.op == VOp::Load && v.a <= kLocalSlot) v.a = slots[static_cast<size_t>(kLocalSlot - v.a)];
+  return slots;
+}
+
 // Iterates `src` (computed inline) over its shape and stores it at
 // offset + idx . strides in the output (Cat parts, Assign's scatter).
 Lowered Lowerer::lower_scatter(const Node* src, const Node* out, ValueId offset, const std::vector<ValueId>& strides) {
@@ -651,11 +662,12 @@ Lowered Lowerer::lower_group(const std::vector<const Node*>& group) {
       td = transposed_dim(merged ? merged : outs[j], out->rank(), budget);
     std::vector<const Node*> readers;
     for (const Node* o : outs) readers.push_back(merged ? merged : o);
-    if (Periodic per; td < 0 && !dims.empty() && periodic_rows(out, readers, per))
-      return lower_periodic(group, outs, merged, per);
+    Periodic per;  // a row operand broadcast along narrow rows (lower_periodic.cpp)
+    const bool periodic = td < 0 && !dims.empty() && periodic_rows(out, readers, per);
     std::vector<int64_t> unrolled;  // narrow inner dims (open_flat_loops)
     std::vector<Stmt>* body = dims.empty() ? single(top)
                               : td >= 0    ? open_tiles(out, td, readers, idx, top)
+                              : periodic   ? open_periodic(out, per, idx, top)
                                            : open_flat_loops(out, readers, idx, top, &unrolled);
     // A narrow inner loop's positions (a row of [N, 3]) each computed and
     // stored at constant indices, as a narrow cat's (lower_cat_whole): the
@@ -681,6 +693,7 @@ Lowered Lowerer::lower_group(const std::vector<const Node*>& group) {
     for (const Node* g : group) slots.push_back(output_slot(g->dtype));
     for (size_t at = 0; at < values.size(); ++at) store(body, slots[at % outs.size()], flats[at], values[at]);
     if (td >= 0) place_stages();
+    if (periodic) place_periodic_locals(per, top);
     k_.body = std::move(top);
     if (td >= 0) k_.drop_dead_values();  // the reads' analysis's unread values (lower_tiles.cpp)
     work_ = out->numel();

@@ -67,9 +67,7 @@ bool Lowerer::periodic_rows(const Node* out, const std::vector<const Node*>& rea
   return false;
 }
 
-Lowered Lowerer::lower_periodic(const std::vector<const Node*>& group, const std::vector<const Node*>& outs,
-                                const Node* merged, const Periodic& per) {
-  const Node* out = merged ? merged : outs[0];
+std::vector<Stmt>* Lowerer::open_periodic(const Node* out, const Periodic& per, Idx& idx, std::vector<Stmt>& top) {
   const int64_t rank = out->rank(), numel = out->numel(), width = per.width;
   // L: whole vectors of whole rows, about kPeriodicSpan elements (fewer
   // for a tensor smaller than that: one span)
@@ -81,10 +79,10 @@ Lowered Lowerer::lower_periodic(const std::vector<const Node*>& group, const std
   const ValueId repeats = param(out, kPeriod, 1, span / width);
   const ValueId count = param(out, kPeriod, 2, spans);
   const ValueId total = param(out, kPeriod, 3, numel);
-  std::vector<Stmt> top;
 
   // The locals: each periodic node's row (its value with the outer dims at
-  // 0), stored at each of its L / width repeats.
+  // 0), stored at each of its L / width repeats (slots kLocalSlot - j
+  // until place_periodic_locals).
   std::vector<Stmt>* cur = &top;
   Idx row(static_cast<size_t>(rank), iconst(0));
   ValueId pos = iconst(0), w = iconst(1);
@@ -108,7 +106,7 @@ Lowered Lowerer::lower_periodic(const std::vector<const Node*>& group, const std
   const ValueId t = open_loop(cur, op2(VOp::Min, DType::Int64, L, isub(total, base)), span, false);
   std::vector<ValueId> sizes(static_cast<size_t>(rank), -1);
   for (int64_t d : per.run) sizes[static_cast<size_t>(d)] = size_of(out, d);
-  Idx idx(static_cast<size_t>(rank), iconst(0));
+  idx.assign(static_cast<size_t>(rank), iconst(0));
   split_run(iadd(base, t), per.run, sizes, idx);
   for (size_t j = 0; j < per.nodes.size(); ++j) {
     Value v{VOp::Load, per.nodes[j]->dtype};
@@ -116,36 +114,21 @@ Lowered Lowerer::lower_periodic(const std::vector<const Node*>& group, const std
     v.args[0] = t;
     memo_[{per.nodes[j], idx}] = add(v);
   }
-  std::vector<ValueId> values, flats;
-  for (size_t j = 0; j < outs.size(); ++j) {
-    const Node* o = merged ? merged : outs[j];
-    KILN_INTERNAL_ASSERT(o->shape == out->shape, "horizontal group of different shapes");
-    values.push_back(cast(value(o, idx), group[j]->dtype));
-    flats.push_back(ravel(o, idx));
-  }
-  std::vector<int32_t> slots;
-  for (const Node* o : group) slots.push_back(output_slot(o->dtype));
-  for (size_t j = 0; j < values.size(); ++j) store(cur, slots[j], flats[j], values[j]);
+  return cur;
+}
 
-  // the locals follow every argument buffer (kernel_ir.h)
-  std::vector<int32_t> local;
-  for (const Node* p : per.nodes) {
-    local.push_back(static_cast<int32_t>(k_.buffers.size()));
-    k_.buffers.push_back({p->dtype, false, 1, kPeriodicLocal});
-  }
-  for (Value& v : k_.values)
-    if (v.op == VOp::Load && v.a <= kLocalSlot) v.a = local[static_cast<size_t>(kLocalSlot - v.a)];
+void Lowerer::place_periodic_locals(const Periodic& per, std::vector<Stmt>& top) {
+  std::vector<BufferArg> locals;
+  for (const Node* p : per.nodes) locals.push_back({p->dtype, false, 1, kPeriodicLocal});
+  const std::vector<int32_t> slots = add_locals(locals);
   auto place = [&](auto&& self, std::vector<Stmt>& body) -> void {
     for (Stmt& st : body) {
       if (st.kind == StmtKind::Store && st.buffer <= kLocalSlot)
-        st.buffer = local[static_cast<size_t>(kLocalSlot - st.buffer)];
+        st.buffer = slots[static_cast<size_t>(kLocalSlot - st.buffer)];
       self(self, st.body);
     }
   };
   place(place, top);
-  k_.body = std::move(top);
-  work_ = numel;
-  return finish();
 }
 
 }  // namespace kiln::jit::lowering

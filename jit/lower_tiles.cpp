@@ -202,14 +202,10 @@ ValueId Lowerer::staged_load(int32_t slot, DType dt, ValueId flat) {
 // and puts their Stage statements first in the tile's loop body.
 void Lowerer::place_stages() {
   if (!tile_.list) return;  // (narrow tiles: no stages)
-  std::vector<int32_t> slots;
-  for (size_t j = 0; j < tile_.stages.size(); ++j) {
-    slots.push_back(static_cast<int32_t>(k_.buffers.size()));
-    k_.buffers.push_back({tile_.dtypes[j], false, tile_.side_a, tile_.side_b});
-    tile_.stages[j].buffer = slots.back();
-  }
-  for (Value& v : k_.values)
-    if (v.op == VOp::Load && v.a <= kLocalSlot) v.a = slots[static_cast<size_t>(kLocalSlot - v.a)];
+  std::vector<BufferArg> locals;
+  for (DType dt : tile_.dtypes) locals.push_back({dt, false, tile_.side_a, tile_.side_b});
+  const std::vector<int32_t> slots = add_locals(locals);
+  for (size_t j = 0; j < tile_.stages.size(); ++j) tile_.stages[j].buffer = slots[j];
   tile_.list->insert(tile_.list->begin(), tile_.stages.begin(), tile_.stages.end());
   tile_ = {};
 }

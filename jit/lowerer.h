@@ -460,8 +460,11 @@ class Lowerer {
   bool periodic_view(const Node* n, const Periodic& per) const;
   // Whether out's readers read flat but for periodic views (per filled).
   bool periodic_rows(const Node* out, const std::vector<const Node*>& readers, Periodic& per) const;
-  Lowered lower_periodic(const std::vector<const Node*>& group, const std::vector<const Node*>& outs,
-                         const Node* merged, const Periodic& per);
+  // The loops of a periodic kernel over out (the locals' fill, then the
+  // spans), idx its index in them: the body where its stores go.
+  std::vector<Stmt>* open_periodic(const Node* out, const Periodic& per, Idx& idx, std::vector<Stmt>& top);
+  // Gives the periodic nodes' locals their slots once the kernel's stores are in top.
+  void place_periodic_locals(const Periodic& per, std::vector<Stmt>& top);
   // idx over the run's dims from the merged loop's variable q.
   void split_run(ValueId q, const std::vector<int64_t>& run, const std::vector<ValueId>& sizes, Idx& idx);
   ValueId run_extent(const std::vector<int64_t>& run, const std::vector<ValueId>& sizes);
@@ -536,6 +539,9 @@ class Lowerer {
   void place_stages();
   void store(std::vector<Stmt>* body, int32_t slot, ValueId flat, ValueId v);
   int32_t output_slot(DType dt);
+  // Appends `locals` after every argument buffer (kernel_ir.h) and gives
+  // the Loads of placeholder slot kLocalSlot - j the j-th: their slots.
+  std::vector<int32_t> add_locals(const std::vector<BufferArg>& locals);
   Lowered lower_scatter(const Node* src, const Node* out, ValueId offset, const std::vector<ValueId>& strides);
   Lowered lower_cat(int part);
   Lowered lower_cat_whole();  // cat_in_one_kernel (schedule.h)
