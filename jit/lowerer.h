@@ -14,7 +14,6 @@
 #pragma once
 
 #include <algorithm>
-#include <limits>
 #include <map>
 #include <set>
 #include <string>
@@ -130,28 +129,7 @@ class Lowerer {
 
   Lowered finish(ValueId /*unused*/ = -1) {
     if (!run_mods_.empty()) k_.drop_dead_values();  // the quotients ravel folded away
-    // the bytes moved (kernel_ir.h, footprint_param), a param so that
-    // crossing a cache's size compiles nothing new; only for kernels whose
-    // one pass is bound by memory: no division or transcendental math on
-    // elements (a tiled transpose's tile count is fixed), no row passes
-    // (codegen/llvm/stream_stores.h: streaming stores made loops with math,
-    // and row kernels, slower)
-    if (k_.accs.empty() && !element_math(k_)) {
-      int64_t bytes = 0;
-      auto add_bytes = [&bytes](const Node* n, int64_t elems) {  // saturating: a tensor too large to allocate is still planned
-        int64_t b = 0;
-        if (__builtin_mul_overflow(elems, static_cast<int64_t>(element_size(n->dtype)), &b) ||
-            __builtin_add_overflow(bytes, b, &bytes))
-          bytes = std::numeric_limits<int64_t>::max();
-      };
-      // a scatter iterates its source: it reads at most that many elements
-      // of each input (y[0] = z[3] * 2 reads a row of z, not z)
-      for (const Node* n : inputs_) add_bytes(n, written_ >= 0 ? std::min(n->numel(), written_) : n->numel());
-      for (const Node* n : roots_) add_bytes(n, written_ >= 0 ? written_ : n->numel());
-      k_.footprint_param = static_cast<int32_t>(params_.size());
-      params_.push_back(bytes);
-      k_.num_params = static_cast<int32_t>(params_.size());
-    }
+    add_footprint();  // jit/lower_footprint.cpp
     Lowered r;
     r.kernel = std::move(k_);
     r.params = std::move(params_);
@@ -542,6 +520,8 @@ class Lowerer {
   // Appends `locals` after every argument buffer (kernel_ir.h) and gives
   // the Loads of placeholder slot kLocalSlot - j the j-th: their slots.
   std::vector<int32_t> add_locals(const std::vector<BufferArg>& locals);
+  // Appends the footprint param where the kernel's stores may stream.
+  void add_footprint();
   Lowered lower_scatter(const Node* src, const Node* out, ValueId offset, const std::vector<ValueId>& strides);
   Lowered lower_cat(int part);
   Lowered lower_cat_whole();  // cat_in_one_kernel (schedule.h)

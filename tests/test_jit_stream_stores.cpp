@@ -63,6 +63,42 @@ TEST_CASE("jit stream stores: one-pass kernels without math carry the bytes they
   CHECK(footprint(x.reshape({262144, 4}).sum(1)) == 1024 * 1024 * 4 + 262144 * 4);
 }
 
+TEST_CASE("jit stream stores: rows that do not fill whole lines store plain") {
+  // [rows, w] of a wider tensor: the kernel's inner loop runs over one row;
+  // a row of w elements of `dt` is w * size bytes, and the output's rows
+  // follow each other, so unless that is a multiple of 64 (or at least
+  // 3072 bytes) lines are shared by two rows or by a vector and a remainder
+  auto rows = [](int64_t w, DType dt) {
+    Tensor a = kiln_test::ramp({64, w + 3}).eval();
+    return a.slice(1, 0, w).to(dt) * 2;
+  };
+  auto bytes = [](int64_t w, int64_t size) { return 64 * (w + 3) * 4 + 64 * w * size; };
+  CHECK(footprint(rows(10, kFloat32)) == 0);    // 40 bytes a row
+  CHECK(footprint(rows(10, kFloat64)) == 0);    // 80
+  CHECK(footprint(rows(100, kFloat64)) == 0);   // 800
+  CHECK(footprint(rows(500, kFloat32)) == 0);   // 2000
+  CHECK(footprint(rows(750, kFloat32)) == 0);   // 3000
+  CHECK(footprint(rows(16, kFloat32)) == bytes(16, 4));      // 64
+  CHECK(footprint(rows(8, kFloat64)) == bytes(8, 8));        // 64
+  CHECK(footprint(rows(8, kFloat32)) == bytes(8, 4));        // 32: two rows a line, a vector each
+  CHECK(footprint(rows(24, kFloat64)) == bytes(24, 8));      // 192
+  CHECK(footprint(rows(32, kFloat16)) == bytes(32, 2));      // 64
+  CHECK(footprint(rows(768, kFloat32)) == bytes(768, 4));    // 3072: long
+  CHECK(footprint(rows(1000, kFloat32)) == bytes(1000, 4));  // 4000: long
+  // a flat loop's rows are the whole output: any length streams
+  Tensor f = kiln_test::ramp({64, 10}).eval();
+  CHECK(footprint(f * 2) == 64 * 10 * 8);
+  // a blocked column sum's levels: float64 rows of 10 (jit: 26-37 ms
+  // streamed against 6 plain at [2^20, 10])
+  Tensor p = kiln_test::ramp({16384, 10}).eval();
+  const jit::Schedule levels = kiln_test::plan(p.sum(0));
+  REQUIRE(levels.steps.size() > 1);
+  const jit::Step& first = levels.steps.front();
+  REQUIRE(first.code->ir.footprint_param >= 0);
+  CHECK(first.params[static_cast<size_t>(first.code->ir.footprint_param)] == 0);
+  kiln_test::check_jit_close(p.sum(0), 1e-6);
+}
+
 TEST_CASE("jit stream stores: crossing 32 MiB compiles nothing new, values bit for bit") {
   if (!codegen::cpu_backend().available()) {
     MESSAGE("kiln was built without LLVM: test skipped");
@@ -82,6 +118,33 @@ TEST_CASE("jit stream stores: crossing 32 MiB compiles nothing new, values bit f
     const float* p = r.data_ptr<float>();
     int64_t wrong = 0;
     for (int64_t i = 0; i < kLarge; ++i) wrong += p[i] != static_cast<float>(2 * i + 1);
+    CHECK(wrong == 0);
+  }
+}
+
+TEST_CASE("jit stream stores: rows of 10 float64 past 32 MiB, after rows of 16: no new kernel, values bit for bit") {
+  if (!codegen::cpu_backend().available()) {
+    MESSAGE("kiln was built without LLVM: test skipped");
+    return;
+  }
+  auto rows = [](int64_t r, int64_t w) {
+    Tensor a = arange(r * (w + 3), TensorOptions().dtype(kFloat32)).reshape({r, w + 3}).eval();
+    return a.slice(1, 0, w).to(kFloat64) * 2;
+  };
+  for (int threads : {1, 2}) {
+    CAPTURE(threads);
+    Threads t(threads);
+    rows(40, 16).eval();
+    constexpr int64_t R = 260000, W = 10;  // 13.5 MB read, 20.8 MB written
+    Tensor y = rows(R, W);
+    CHECK(footprint(y) == 0);
+    reset_stats();
+    y.eval();
+    CHECK(stats().kernels_compiled == 0);
+    const double* p = y.data_ptr<double>();
+    int64_t wrong = 0;
+    for (int64_t r = 0; r < R; ++r)
+      for (int64_t c = 0; c < W; ++c) wrong += p[r * W + c] != 2.0 * static_cast<double>(r * (W + 3) + c);
     CHECK(wrong == 0);
   }
 }

@@ -14,7 +14,9 @@
 // slower; a row kernel's write pass (x - x.mean(1)) slower too. So lowering
 // gives only kernels of one pass without transcendental math their
 // footprint (kernel_ir.h, footprint_param: the bytes they read and write, a
-// runtime param, so that crossing the threshold compiles nothing). Each vector store of 32 or 64
+// runtime param, so that crossing the threshold compiles nothing), and 0
+// where an inner loop's rows would share lines between streamed and plain
+// stores (jit/lower_footprint.cpp). Each vector store of 32 or 64
 // bytes (or a multiple of 64) in a loop of the kernel's entry function,
 // into an argument buffer, becomes
 //   if (footprint >= kStreamStoreBytes && address aligned to the store) non-temporal store
