@@ -256,6 +256,11 @@ LoopHints loop_hints(const jit::Kernel& k, const Stmt& s, bool wide_vectors) {
   // of 8 doubles per iteration, 128 bytes, loads folded into the
   // conversions) ran at half the memory bandwidth here (Zen 5; measured:
   // 4.2 ms against 2.2 ms for 4096 x 4096 row sums); 2 vectors do not.
+  // Their 8 lanes are said up front where 512-bit vectors run at full
+  // clock: LLVM's cost model for an Intel host (rocketlake) picked 2 x 4,
+  // as fast there (4096 x 4096 row sums, three alternating runs, within
+  // the VM's noise), and one lane count on every such host adds a row's
+  // elements in one order: the same sum bit for bit on AMD and Intel.
   // A float32 sum of lane function values (softmax's exp(x - max)) where
   // 512-bit vectors run at full clock: 16 lanes, one copy of the
   // polynomial a step, not the 2 x 8 lanes LLVM picks (two copies in
@@ -352,6 +357,7 @@ LoopHints loop_hints(const jit::Kernel& k, const Stmt& s, bool wide_vectors) {
                     : wide_lane_sum || wide_move || wide_exp ? 16
                     : computes.calls_libm                    ? 4
                     : computes.philox                        ? 8
+                    : widening && wide_vectors               ? 8
                                                              : 0;
   // A loop drawing random numbers runs its last, partial vector with
   // masked loads and stores instead of a scalar remainder loop: the
