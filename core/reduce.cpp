@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 
 #include "core/layout.h"
 #include "core/ops_common.h"
@@ -85,6 +86,27 @@ NodePtr slice_node(const NodePtr& x, int64_t d, int64_t start, int64_t step, int
   return make_node(Op::AsStrided, x->dtype, x->device, std::move(shape), {x}, std::move(a));
 }
 
+// The stored tensor x reads in row-major order, through reshapes (views
+// of offset 0 and contiguous strides): x itself when it is stored; null
+// when x is computed, or a view of another layout.
+NodePtr stored_base(const NodePtr& x) {
+  NodePtr base = x;
+  while (base->op == Op::AsStrided && base->attrs.ints[0] == 0 && base->inputs[0]->numel() == base->numel() &&
+         Shape(base->attrs.ints.begin() + 1, base->attrs.ints.end()) == contiguous_strides(base->shape))
+    base = base->inputs[0];
+  return has_value(*base) ? base : nullptr;
+}
+
+// A view of stored row-major memory: offset and strides in its elements.
+NodePtr strided_view(const NodePtr& base, Shape shape, int64_t offset, const Shape& strides) {
+  Attrs a;
+  a.ints.push_back(offset);
+  a.ints.insert(a.ints.end(), strides.begin(), strides.end());
+  return make_node(Op::AsStrided, base->dtype, base->device, std::move(shape), {base}, std::move(a));
+}
+
+NodePtr narrow_column_reduction(Op op, DType out, const NodePtr& x, int64_t d, int64_t inner);
+
 // A reduction over one dim d that is not the innermost (a column reduction:
 // sum(0) of a matrix, a bias gradient). One kernel would read each output's
 // column with a stride (140x slower than a row sum at 2048 x 2048). Instead,
@@ -137,6 +159,8 @@ NodePtr blocked_column_reduction(Op op, DType out, const NodePtr& x, const Shape
   // nor a reduction of exp-like math: the levels' short inner loops run
   // them an element at a time ([2^20, 3].amax(0) 3.1-4.0 -> 4.9-5.1 ms,
   // softmax(0) 17 -> 31-34 ms).
+  if (inner < kColumnMinInner)
+    if (NodePtr r = narrow_column_reduction(op, out, x, d, inner)) return r;
   if (inner < kColumnMinInner && (op == Op::Max || op == Op::Min || computes_transcendental(x.get()))) return nullptr;
   const Op combine = op == Op::Sum ? Op::Add : op == Op::Prod ? Op::Mul : op == Op::Max ? Op::Maximum : Op::Minimum;
   const bool widen = (op == Op::Sum || op == Op::Prod) && is_floating_point(out);
@@ -159,6 +183,45 @@ NodePtr blocked_column_reduction(Op op, DType out, const NodePtr& x, const Shape
   return cast_node(r, out);
 }
 
+// The column reduction of narrow rows of stored memory (the x, y, z
+// columns of [N, 3] points: their amax(0) and amin(0), a bounding box; the
+// sum(0) of [N, 10] features) over rows as wide as the rows' least common
+// multiple with 16 elements: [N, w] is, for the first q * k rows, [q, L]
+// with L = lcm(w, 16) and k = L / w rows to a wide row, a view of the same
+// memory. Its column reduction runs in levels over full vectors, then L
+// columns fold into w ([k, w] over k), and the last N - q * k rows are
+// reduced apart and combined. The levels over rows of w ran each
+// row as a short loop, element by element for a max or min, which the
+// single kernel walked down each column instead: as many passes over x
+// as it has columns. Partials stay in the accumulator's dtype (float64
+// for float sums and products); the order depends on the shape only.
+// Null where x is computed (its view would recover indices by division)
+// or too short for a level.
+NodePtr narrow_column_reduction(Op op, DType out, const NodePtr& x, int64_t d, int64_t inner) {
+  const NodePtr base = stored_base(x);
+  if (!base || inner < 2) return nullptr;
+  const int64_t wide = std::lcm(inner, kColumnMinInner), k = wide / inner;
+  const int64_t rows = x->shape[d], q = rows / k, rest = rows - q * k;
+  if (q < 2 * kColumnBlock) return nullptr;
+  int64_t outer = 1;
+  for (int64_t j = 0; j < d; ++j) outer *= x->shape[j];
+  const Op combine = op == Op::Sum ? Op::Add : op == Op::Prod ? Op::Mul : op == Op::Max ? Op::Maximum : Op::Minimum;
+  const bool widen = (op == Op::Sum || op == Op::Prod) && is_floating_point(out);
+  const DType acc = widen ? DType::Float64 : out;
+  // [outer, q, L] -> [outer, 1, L] in levels -> [outer, k, w] -> [outer, 1, w]
+  const NodePtr wide_rows = strided_view(base, {outer, q, wide}, 0, {rows * inner, wide, 1});
+  NodePtr r = blocked_column_reduction(op, acc, wide_rows, {1});
+  if (!r) r = reduce_node(op, acc, cast_node(wide_rows, acc), {1});  // (just under the levels' threshold)
+  r = reduce_node(op, acc, reshape_node(r, {outer, k, inner}), {1});
+  if (rest > 0) {
+    const NodePtr last = strided_view(base, {outer, rest, inner}, q * k * inner, {rows * inner, inner, 1});
+    r = make_node(combine, acc, x->device, r->shape, {r, reduce_node(op, acc, cast_node(last, acc), {1})});
+  }
+  Shape kept = x->shape;
+  kept[d] = 1;
+  return reshape_node(cast_node(r, out), kept);
+}
+
 // A reduction over several dims, some of them not innermost (the bias
 // gradient of a [batch, seq, features] activation is sum({0, 1})). One node
 // would read each output's elements with strides, on as few threads as there
@@ -174,11 +237,8 @@ NodePtr staged_reduction(Op op, DType out, const NodePtr& x, const Shape& rdims)
   if (x->numel() < kColumnMinElements) return nullptr;
   // Adjacent reduced dims merge when that is free: x is stored memory read
   // through a reshape (a computed x would recover its indices by division).
-  NodePtr base = x;
-  while (base->op == Op::AsStrided && base->attrs.ints[0] == 0 && base->inputs[0]->numel() == base->numel() &&
-         Shape(base->attrs.ints.begin() + 1, base->attrs.ints.end()) == contiguous_strides(base->shape))
-    base = base->inputs[0];
-  const bool merge = has_value(*base);
+  const NodePtr base = stored_base(x);
+  const bool merge = base != nullptr;
   auto reduced = [&](int64_t d) { return std::binary_search(rdims.begin(), rdims.end(), d); };
   Shape shape, dims;  // x's shape with adjacent reduced dims merged, and its reduced dims
   for (int64_t d = 0; d < x->rank(); ++d) {
