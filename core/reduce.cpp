@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <unordered_map>
 
 #include "core/layout.h"
 #include "core/ops_common.h"
@@ -152,13 +153,14 @@ NodePtr blocked_column_reduction(Op op, DType out, const NodePtr& x, const Shape
   int64_t inner = 1;
   for (int64_t k = d + 1; k < x->rank(); ++k) inner *= x->shape[k];
   // Rows narrower than kColumnMinInner (the x, y, z columns of [N, 3]
-  // points, a bias of 10 classes) take the levels for a plain sum or
-  // product: the one kernel walked each column down with a stride, as many
-  // passes over x as it has columns ([2^20, 12].sum(0) 16-33 -> 3.4-4.1 ms,
-  // [2^20, 3] 2.3-2.8 -> 1.4 ms, var(0) 30-38 -> 8-9 ms). Not a max or min,
-  // nor a reduction of exp-like math: the levels' short inner loops run
-  // them an element at a time ([2^20, 3].amax(0) 3.1-4.0 -> 4.9-5.1 ms,
-  // softmax(0) 17 -> 31-34 ms).
+  // points, a bias of 10 classes) run as wider rows where x reads them in
+  // row-major order (narrow_column_reduction); otherwise they take the
+  // levels for a plain sum or product: the one kernel walked each column
+  // down with a stride, as many passes over x as it has columns
+  // ([2^20, 12].sum(0) 16-33 -> 3.4-4.1 ms, [2^20, 3] 2.3-2.8 -> 1.4 ms,
+  // var(0) 30-38 -> 8-9 ms). Not a max or min, nor a reduction of exp-like
+  // math: the levels' short inner loops run them an element at a time
+  // ([2^20, 3].amax(0) 3.1-4.0 -> 4.9-5.1 ms, softmax(0) 17 -> 31-34 ms).
   if (inner < kColumnMinInner)
     if (NodePtr r = narrow_column_reduction(op, out, x, d, inner)) return r;
   if (inner < kColumnMinInner && (op == Op::Max || op == Op::Min || computes_transcendental(x.get()))) return nullptr;
@@ -183,23 +185,97 @@ NodePtr blocked_column_reduction(Op op, DType out, const NodePtr& x, const Shape
   return cast_node(r, out);
 }
 
-// The column reduction of narrow rows of stored memory (the x, y, z
-// columns of [N, 3] points: their amax(0) and amin(0), a bounding box; the
-// sum(0) of [N, 10] features) over rows as wide as the rows' least common
-// multiple with 16 elements: [N, w] is, for the first q * k rows, [q, L]
-// with L = lcm(w, 16) and k = L / w rows to a wide row, a view of the same
-// memory. Its column reduction runs in levels over full vectors, then L
-// columns fold into w ([k, w] over k), and the last N - q * k rows are
-// reduced apart and combined. The levels over rows of w ran each
-// row as a short loop, element by element for a max or min, which the
-// single kernel walked down each column instead: as many passes over x
-// as it has columns. Partials stay in the accumulator's dtype (float64
-// for float sums and products); the order depends on the shape only.
-// Null where x is computed (its view would recover indices by division)
-// or too short for a level.
+// Computed narrow rows as wide ones: x, an elementwise expression of
+// [outer..., N, w] reading stored memory of its own shape in row-major
+// order, per-column operands broadcast along N and the outer dims (a
+// column mean, `x - x.mean(0)` in var(0)) and single values, rebuilt over
+// [outer, q, L] (narrow_column_reduction): the stored reads become views
+// of wider rows, each per-column operand its row repeated k times (stored:
+// L elements, computed once), the ops the same. Null where x reads
+// anything else (random numbers, a transposed view, an operand that
+// varies along the outer dims, more than 64 nodes).
+class WideRows {
+ public:
+  WideRows(const NodePtr& x, int64_t d, int64_t inner, int64_t wide, int64_t q)
+      : x_(x), d_(d), inner_(inner), wide_(wide), q_(q) {
+    outer_ = 1;
+    for (int64_t j = 0; j < d; ++j) outer_ *= x->shape[j];
+  }
+
+  NodePtr at(const NodePtr& n) {
+    auto found = memo_.find(n.get());
+    if (found != memo_.end()) return found->second;
+    if (--budget_ < 0 || n->shape != x_->shape) return nullptr;
+    const Shape shape{outer_, q_, wide_};
+    NodePtr r;
+    if (const NodePtr base = stored_base(n)) {
+      r = strided_view(base, shape, 0, {x_->shape[d_] * inner_, wide_, 1});
+    } else if (n->op == Op::AsStrided && !has_value(*n)) {
+      r = broadcast(n);
+    } else if (n->op == Op::Full && n->inputs.empty()) {  // a scalar operand: one value everywhere
+      r = make_node(Op::Full, n->dtype, n->device, shape, {}, n->attrs);
+    } else if (is_elementwise(n->op) && !n->store) {
+      NodeList in;
+      for (const NodePtr& i : n->inputs) {
+        NodePtr w = at(i);
+        if (!w) return nullptr;
+        in.push_back(std::move(w));
+      }
+      r = make_node(n->op, n->dtype, n->device, shape, std::move(in), n->attrs);
+    }
+    memo_.emplace(n.get(), r);
+    return r;
+  }
+
+ private:
+  // A view of x's shape broadcasting one value, or one row of w along N
+  // and the outer dims, over the wide rows; null for any other view.
+  NodePtr broadcast(const NodePtr& v) {
+    const NodePtr& m = v->inputs[0];
+    const int64_t offset = v->attrs.ints[0];
+    const Shape strides(v->attrs.ints.begin() + 1, v->attrs.ints.end());
+    const Shape inner_shape(x_->shape.begin() + d_ + 1, x_->shape.end());
+    const Shape inner_strides = contiguous_strides(inner_shape);
+    bool single = true, row = true;
+    for (size_t j = 0; j < strides.size(); ++j) {
+      single = single && (strides[j] == 0 || x_->shape[j] == 1);
+      const int64_t want = static_cast<int64_t>(j) <= d_ ? 0 : inner_strides[j - static_cast<size_t>(d_) - 1];
+      row = row && (strides[j] == want || x_->shape[j] == 1);
+    }
+    if (single) return strided_view(m, {outer_, q_, wide_}, offset, {0, 0, 0});
+    if (!row) return nullptr;
+    // the row repeated k times: [k, w] -> [1, 1, L], stored
+    const NodePtr repeated = strided_view(m, {wide_ / inner_, inner_}, offset, {0, 1});
+    Attrs a;
+    a.ints = {0, wide_, wide_, 1};
+    const NodePtr tiled = make_node(Op::AsStrided, m->dtype, m->device, {1, 1, wide_}, {repeated}, std::move(a),
+                                    /*store=*/true);
+    return expand_node(tiled, {outer_, q_, wide_});
+  }
+
+  const NodePtr& x_;
+  int64_t d_, inner_, wide_, q_, outer_;
+  std::unordered_map<const Node*, NodePtr> memo_;
+  int budget_ = 64;
+};
+
+// The column reduction of narrow rows (the x, y, z columns of [N, 3]
+// points: their amax(0) and amin(0), a bounding box; the sum(0) and var(0)
+// of [N, 10] features; softmax(0)) over rows as wide as the rows' least
+// common multiple with 16 elements: stored [N, w] is, for the first q * k
+// rows, [q, L] with L = lcm(w, 16) and k = L / w rows to a wide row, a
+// view of the same memory; computed rows are rebuilt over it (WideRows).
+// Its column reduction runs in levels over full vectors, then L columns
+// fold into w ([k, w] over k), and the last N - q * k rows are reduced
+// apart and combined. The levels over rows of w ran each row as a short
+// loop, element by element for a max or min, which the single kernel
+// walked down each column instead: as many passes over x as it has
+// columns. Partials stay in the accumulator's dtype (float64 for float
+// sums and products); the order depends on the shape only. Null where x
+// reads what WideRows cannot widen, or is too short for a level.
 NodePtr narrow_column_reduction(Op op, DType out, const NodePtr& x, int64_t d, int64_t inner) {
+  if (inner < 2) return nullptr;
   const NodePtr base = stored_base(x);
-  if (!base || inner < 2) return nullptr;
   const int64_t wide = std::lcm(inner, kColumnMinInner), k = wide / inner;
   const int64_t rows = x->shape[d], q = rows / k, rest = rows - q * k;
   if (q < 2 * kColumnBlock) return nullptr;
@@ -209,12 +285,16 @@ NodePtr narrow_column_reduction(Op op, DType out, const NodePtr& x, int64_t d, i
   const bool widen = (op == Op::Sum || op == Op::Prod) && is_floating_point(out);
   const DType acc = widen ? DType::Float64 : out;
   // [outer, q, L] -> [outer, 1, L] in levels -> [outer, k, w] -> [outer, 1, w]
-  const NodePtr wide_rows = strided_view(base, {outer, q, wide}, 0, {rows * inner, wide, 1});
+  const NodePtr wide_rows =
+      base ? strided_view(base, {outer, q, wide}, 0, {rows * inner, wide, 1}) : WideRows(x, d, inner, wide, q).at(x);
+  if (!wide_rows) return nullptr;
   NodePtr r = blocked_column_reduction(op, acc, wide_rows, {1});
   if (!r) r = reduce_node(op, acc, cast_node(wide_rows, acc), {1});  // (just under the levels' threshold)
   r = reduce_node(op, acc, reshape_node(r, {outer, k, inner}), {1});
   if (rest > 0) {
-    const NodePtr last = strided_view(base, {outer, rest, inner}, q * k * inner, {rows * inner, inner, 1});
+    // (x computed: a view of its value, each element's index recovered by
+    // division, for fewer than k rows)
+    const NodePtr last = strided_view(base ? base : x, {outer, rest, inner}, q * k * inner, {rows * inner, inner, 1});
     r = make_node(combine, acc, x->device, r->shape, {r, reduce_node(op, acc, cast_node(last, acc), {1})});
   }
   Shape kept = x->shape;

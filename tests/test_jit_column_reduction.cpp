@@ -84,13 +84,13 @@ TEST_CASE("jit column reduction: narrow rows' sums run as levels, their maxima a
   check_jit_close(b.sum({0, 1}), 1e-6);
   check_jit_close(q.var(0), 1e-5);
   check_jit_close((q * 0.5f + 1.0f).prod(0), 1e-5);
-  // a max, a min and a reduction of exp of computed rows stay one kernel
-  // (the levels' inner loop of 3 would run them an element at a time;
-  // stored rows are read as wider rows, below)
-  const Tensor pc = p * 0.5f;
+  // a max, a min and a reduction of exp of rows that cannot be read as
+  // wider ones (random numbers: below) stay one kernel (the levels' inner
+  // loop of 3 would run them an element at a time)
+  const Tensor pc = p * rand({8192, 3});
   CHECK(kernels(pc.amax({0})) == 1);
   CHECK(kernels(pc.amin({0})) == 1);
-  CHECK(kernels(p.exp().sum(0)) == 1);
+  CHECK(kernels(pc.exp().sum(0)) == 1);
   check_jit(pc.amax({0}));
   check_jit_close(p.exp().sum(0), 1e-6);
   // under 16384 elements a narrow sum stays one kernel
@@ -119,8 +119,9 @@ TEST_CASE("jit column reduction: narrow rows of stored memory reduce over rows o
   CHECK(first_level(p.amax({0})) == Shape{1, 64, 48});  // 8192 rows of 3: 512 of 48, 8 to a level's row
   CHECK(first_level(p.sum(0)) == Shape{1, 64, 48});
   CHECK(first_level(f.amax({0})) == Shape{1, 78, 80});  // 5000 rows of 10: 625 of 80 (and none left)
-  // computed rows keep one kernel for a max (their wide view would divide)
-  CHECK(kernels((p * 2.0f).amax({0})) == 1);
+  // rows of random numbers keep one kernel for a max (drawn at another
+  // position, they would be other numbers)
+  CHECK(kernels((p * rand({8192, 3})).amax({0})) == 1);
   check_jit(p.amax({0}));
   check_jit(p.amin({0}));
   check_jit_close(p.sum(0), 1e-6);
@@ -196,4 +197,65 @@ TEST_CASE("jit column reduction: narrow rows of stored memory reduce over rows o
     CHECK(mx[static_cast<size_t>(j)] == static_cast<float>(want_max));
     CHECK(sm[static_cast<size_t>(j)] == doctest::Approx(want_sum).epsilon(1e-6));
   }
+}
+
+TEST_CASE("jit column reduction: computed narrow rows (var, softmax, a column operand) reduce as wide rows") {
+  // x computed from stored rows, a per-column operand broadcast along the
+  // rows (a column mean, a centre) and single values: rebuilt over rows of
+  // L = lcm(w, 16), each per-column operand its row repeated (stored)
+  const Tensor f = data({5000, 10}).eval(), p = data({8192, 3}).eval(), c = data({3}).eval();
+  auto first_levels = [](const Tensor& t, const Shape& shape) {
+    const jit::Schedule s = jit::schedule({t.impl()->storage->node}, jit::ScheduleOptions{});
+    int n = 0;
+    for (const jit::Step& st : s.steps) n += st.outputs.front()->shape == shape;
+    return n;
+  };
+  CHECK(first_levels(f.var(0), Shape{1, 78, 80}) == 2);       // the mean's, then the squared deviations'
+  CHECK(first_levels(p.softmax(0), Shape{1, 64, 48}) == 2);   // the max's, then the exp sum's
+  CHECK(first_levels((p - c).abs().amax({0}), Shape{1, 64, 48}) == 1);
+  CHECK(first_levels((p * 0.5f).exp().sum(0), Shape{1, 64, 48}) == 1);
+  // By hand, in double, for every width under 16 and rows with a remainder
+  for (int64_t w = 2; w < 16; ++w) {
+    CAPTURE(w);
+    const int64_t n = 4099;
+    const Tensor x = data({n, w}).eval(), col = data({w}, kFloat32, 2.0).eval();
+    const std::vector<double> v = x.to(kFloat64).to_vector<double>(), cv = col.to(kFloat64).to_vector<double>();
+    const std::vector<double> var = x.var(0).to(kFloat64).to_vector<double>(),
+                              far = (x - col).abs().amax({0}).to(kFloat64).to_vector<double>(),
+                              sm = x.softmax(0).to(kFloat64).to_vector<double>();
+    int64_t wrong = 0;
+    for (int64_t j = 0; j < w; ++j) {
+      double mean = 0, hi = -1e300, far_j = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const double e = v[static_cast<size_t>(i * w + j)];
+        mean += e;
+        hi = std::max(hi, e);
+        far_j = std::max(far_j, std::abs(static_cast<double>(static_cast<float>(e - cv[static_cast<size_t>(j)]))));
+      }
+      mean /= static_cast<double>(n);
+      double ss = 0, es = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const double e = v[static_cast<size_t>(i * w + j)];
+        ss += (e - mean) * (e - mean);
+        es += std::exp(e - hi);
+      }
+      const double want_var = ss / static_cast<double>(n - 1);
+      wrong += std::abs(var[static_cast<size_t>(j)] - want_var) > 1e-5 * want_var;
+      wrong += far[static_cast<size_t>(j)] != far_j;
+      for (int64_t i = 0; i < n; i += 13) {
+        const double want = std::exp(v[static_cast<size_t>(i * w + j)] - hi) / es;
+        wrong += std::abs(sm[static_cast<size_t>(i * w + j)] - want) > 2e-6 * want;
+      }
+    }
+    CHECK(wrong == 0);
+  }
+  // a column operand broadcast along outer dims too; a mean per batch
+  // (varying along the outer dim: the rows' old form), against the
+  // reference evaluator
+  const Tensor b = data({7, 2001, 3}).eval();
+  kiln_test::check_jit_close((b - c).abs().amax({1}), 1e-6);
+  kiln_test::check_jit_close(b.var(1), 1e-5);
+  kiln_test::check_jit_close(b.softmax(1), 1e-5);
+  kiln_test::check_jit_close(p.softmax(0), 1e-5);
+  kiln_test::check_jit_close(f.std(0), 1e-5);
 }
