@@ -43,10 +43,11 @@ struct Node {
   uint32_t depth = 0;  // longest path to a leaf
   bool cpu_only = true; // this node and every node below it are on the CPU
   // Always stored by its own kernel, never computed inline in its readers:
-  // a level of a blocked column reduction (core/reduce.cpp), whose readers
-  // would otherwise walk memory with a stride; what a fold's window taps
-  // read (stored_copy): a padded input, each tap's read masked when inline,
-  // or a stage's partial sum. Part of the structure.
+  // a level of a blocked column reduction (core/reduction_forms.cpp), whose
+  // readers would otherwise walk memory with a stride, or a narrow row
+  // repeated over a wide one there (its readers would divide); what a
+  // fold's window taps read (stored_copy): a padded input, each tap's read
+  // masked when inline, or a stage's partial sum. Part of the structure.
   bool store = false;
   // Where the user's code created it (provenance.h); not part of the structure.
   SourceLoc loc;

@@ -1,10 +1,14 @@
 // Pins where a small column reduction (a reduced dim that is not the
-// innermost, core/reduce.cpp's blocked_column_reduction) runs as levels of
-// contiguous row-block combinations rather than one kernel walking down
-// each column: from 16384 elements always, from 2048 for a max or min and
-// for a reduction of exp-like math (whose single kernel is a scalar chain
-// per column); over rows narrower than 16 elements, for sums and products
-// only. Values against the reference evaluator and by hand.
+// innermost, core/reduction_forms.cpp's blocked_column_reduction) runs as
+// levels of contiguous row-block combinations rather than one kernel
+// walking down each column: from 16384 elements always, from 2048 for a
+// max or min and for a reduction of exp-like math (whose single kernel is
+// a scalar chain per column). Rows narrower than 16 elements read in
+// row-major order (stored, or computed from such reads, per-column
+// operands and single values) run as rows of lcm(w, 16); others take the
+// levels for sums and products only. Values against the reference
+// evaluator and, for the rewrites themselves (which the reference
+// evaluator runs too), by hand.
 #include <doctest/doctest.h>
 
 #include <algorithm>
