@@ -169,13 +169,15 @@ NodePtr blocked_column_reduction(Op op, DType out, const NodePtr& x, const Shape
 
 // Computed narrow rows as wide ones: x, an elementwise expression of
 // [outer..., N, w] reading stored memory of its own shape in row-major
-// order, per-column operands broadcast along N and the outer dims (a
-// column mean, `x - x.mean(0)` in var(0)) and single values, rebuilt over
+// order, per-column operands broadcast along N (a column mean, `x -
+// x.mean(0)` in var(0); a mean per batch, [B, 1, w]) and single values,
+// rebuilt over
 // [outer, q, L] (narrow_column_reduction): the stored reads become views
-// of wider rows, each per-column operand its row repeated k times (stored:
-// L elements, computed once), the ops the same. Null where x reads
-// anything else (random numbers, a transposed view, an operand that
-// varies along the outer dims, more than 64 nodes).
+// of wider rows, each per-column operand its row repeated k times for
+// each outer position (stored: outer x L elements, computed once), the
+// ops the same. Null where x reads anything else (random numbers, a
+// transposed view, an operand whose outer dims do not walk in order,
+// more than 64 nodes).
 class WideRows {
  public:
   WideRows(const NodePtr& x, int64_t d, int64_t inner, int64_t wide, int64_t q)
@@ -218,19 +220,28 @@ class WideRows {
     const Shape strides(v->attrs.ints.begin() + 1, v->attrs.ints.end());
     const Shape inner_shape(x_->shape.begin() + d_ + 1, x_->shape.end());
     const Shape inner_strides = contiguous_strides(inner_shape);
-    bool single = true, row = true;
+    bool single = true, row = strides[static_cast<size_t>(d_)] == 0;
     for (size_t j = 0; j < strides.size(); ++j) {
       single = single && (strides[j] == 0 || x_->shape[j] == 1);
-      const int64_t want = static_cast<int64_t>(j) <= d_ ? 0 : inner_strides[j - static_cast<size_t>(d_) - 1];
-      row = row && (strides[j] == want || x_->shape[j] == 1);
+      if (static_cast<int64_t>(j) > d_) row = row && (strides[j] == inner_strides[j - static_cast<size_t>(d_) - 1] || x_->shape[j] == 1);
     }
     if (single) return strided_view(m, {outer_, q_, wide_}, offset, {0, 0, 0});
+    // the outer dims as one (a mean per batch: [B, 1, w]): one stride
+    // walks them in order, 0 where the row is the same for all
+    int64_t step = 0, next = -1;
+    for (int64_t j = d_ - 1; j >= 0; --j) {
+      const size_t at = static_cast<size_t>(j);
+      if (x_->shape[at] == 1) continue;
+      if (next < 0) step = strides[at];
+      else row = row && strides[at] == next;
+      next = (next < 0 ? step : next) * x_->shape[at];
+    }
     if (!row) return nullptr;
-    // the row repeated k times: [k, w] -> [1, 1, L], stored
-    const NodePtr repeated = strided_view(m, {wide_ / inner_, inner_}, offset, {0, 1});
+    // each outer position's row repeated k times: [outer, k, w] -> [outer, 1, L], stored
+    const NodePtr repeated = strided_view(m, {outer_, wide_ / inner_, inner_}, offset, {step, 0, 1});
     Attrs a;
     a.ints = {0, wide_, wide_, 1};
-    const NodePtr tiled = make_node(Op::AsStrided, m->dtype, m->device, {1, 1, wide_}, {repeated}, std::move(a),
+    const NodePtr tiled = make_node(Op::AsStrided, m->dtype, m->device, {outer_, 1, wide_}, {repeated}, std::move(a),
                                     /*store=*/true);
     return expand_node(tiled, {outer_, q_, wide_});
   }

@@ -253,10 +253,34 @@ TEST_CASE("jit column reduction: computed narrow rows (var, softmax, a column op
     }
     CHECK(wrong == 0);
   }
-  // a column operand broadcast along outer dims too; a mean per batch
-  // (varying along the outer dim: the rows' old form), against the
-  // reference evaluator
+  // a mean per batch ([7, 1, 3], varying along the outer dim): each
+  // batch's row repeated over its wide row; by hand
   const Tensor b = data({7, 2001, 3}).eval();
+  CHECK(first_levels(b.var(1), Shape{7, 15, 48}) == 2);  // 2001 rows of 3: 125 of 48 and 1 left
+  {
+    const std::vector<double> v = b.to(kFloat64).to_vector<double>();
+    const std::vector<double> var = b.var(1).to(kFloat64).to_vector<double>(),
+                              far = (b - b.mean(1, true)).abs().amax({1}).to(kFloat64).to_vector<double>();
+    int64_t wrong = 0;
+    for (int64_t o = 0; o < 7; ++o)
+      for (int64_t j = 0; j < 3; ++j) {
+        auto at = [&](int64_t i) { return v[static_cast<size_t>((o * 2001 + i) * 3 + j)]; };
+        double mean = 0;
+        for (int64_t i = 0; i < 2001; ++i) mean += at(i);
+        mean /= 2001.0;
+        double ss = 0, far_j = 0;
+        for (int64_t i = 0; i < 2001; ++i) {
+          ss += (at(i) - mean) * (at(i) - mean);
+          far_j = std::max(far_j, std::abs(at(i) - mean));
+        }
+        const size_t k = static_cast<size_t>(o * 3 + j);
+        wrong += std::abs(var[k] - ss / 2000.0) > 1e-5 * ss / 2000.0;
+        wrong += std::abs(far[k] - far_j) > 1e-6;  // the mean rounded to float32 first
+      }
+    CHECK(wrong == 0);
+  }
+  // a column operand broadcast along outer dims too, against the reference
+  // evaluator
   kiln_test::check_jit_close((b - c).abs().amax({1}), 1e-6);
   kiln_test::check_jit_close(b.var(1), 1e-5);
   kiln_test::check_jit_close(b.softmax(1), 1e-5);
