@@ -171,13 +171,12 @@ NodePtr blocked_column_reduction(Op op, DType out, const NodePtr& x, const Shape
 // [outer..., N, w] reading stored memory of its own shape in row-major
 // order, per-column operands broadcast along N (a column mean, `x -
 // x.mean(0)` in var(0); a mean per batch, [B, 1, w]) and single values,
-// rebuilt over
-// [outer, q, L] (narrow_column_reduction): the stored reads become views
-// of wider rows, each per-column operand its row repeated k times for
-// each outer position (stored: outer x L elements, computed once), the
-// ops the same. Null where x reads anything else (random numbers, a
-// transposed view, an operand whose outer dims do not walk in order,
-// more than 64 nodes).
+// rebuilt over [outer, q, L] (narrow_column_reduction): the stored reads
+// become views of wider rows, each per-column operand its row repeated k
+// times for each outer position (stored: outer x L elements, computed
+// once), the ops the same. Null where x reads anything else (random
+// numbers, a transposed view, an operand whose outer dims do not walk in
+// order, more than 64 nodes).
 class WideRows {
  public:
   WideRows(const NodePtr& x, int64_t d, int64_t inner, int64_t wide, int64_t q)
@@ -267,7 +266,14 @@ class WideRows {
 // sums and products); the order depends on the shape only. Null where x
 // reads what WideRows cannot widen, or is too short for a level.
 NodePtr narrow_column_reduction(Op op, DType out, const NodePtr& x, int64_t d, int64_t inner) {
-  if (inner < 2) return nullptr;
+  // Small inputs keep the single kernel, whose walks down the columns stay
+  // in cache, for a max or min under 8192 elements, exp-like math under
+  // 4096 (sums take the levels from 16384): the wide rows' dozen kernels
+  // cost more there (1 thread: [700, 3].amax(0) 2.6 us in one kernel, 5.8
+  // as wide rows; [2000, 3] 5.8 / 6.0; softmax(0) of [700, 3] 12.3 /
+  // 17.0, of [2000, 3] 31 / 19).
+  const int64_t min_elements = computes_transcendental(x.get()) ? 1 << 12 : 1 << 13;
+  if (inner < 2 || x->numel() < min_elements) return nullptr;
   const NodePtr base = stored_base(x);
   const int64_t wide = std::lcm(inner, kColumnMinInner), k = wide / inner;
   const int64_t rows = x->shape[d], q = rows / k, rest = rows - q * k;

@@ -126,6 +126,12 @@ TEST_CASE("jit column reduction: narrow rows of stored memory reduce over rows o
   // rows of random numbers keep one kernel for a max (drawn at another
   // position, they would be other numbers)
   CHECK(kernels((p * rand({8192, 3})).amax({0})) == 1);
+  // small inputs keep it too: a max under 8192 elements, exp-like math
+  // under 4096 (sums under 16384, above)
+  CHECK(kernels(data({2700, 3}).eval().amax({0})) == 1);  // 8100
+  CHECK(kernels(data({2800, 3}).eval().amax({0})) > 1);   // 8400
+  CHECK(kernels(data({1300, 3}).eval().softmax(0)) == 1);  // 3900
+  CHECK(kernels(data({1400, 3}).eval().softmax(0)) > 1);   // 4200
   check_jit(p.amax({0}));
   check_jit(p.amin({0}));
   check_jit_close(p.sum(0), 1e-6);
