@@ -5,6 +5,8 @@
 // primitives, so the JIT can fuse their chains. Each public op records one
 // backward function (its PyTorch name) with ints {keepdim, dims...}.
 #include <algorithm>
+#include <array>
+#include <memory>
 #include <cmath>
 #include <limits>
 
@@ -34,17 +36,44 @@ Shape normalize_dims(const Shape& dims, int64_t rank, const char* op) {
   return out;
 }
 
+// The primitive reductions built last on this thread, by what they
+// reduce: the same reduction of the same node built again (x.mean(0)
+// beside x.std(0), whose variance builds x's mean too; a sum a program
+// asks for twice) is the node built before, so the graph holds it once and
+// the schedule computes it once, a lazy graph's common subexpression (as
+// tinygrad's hash-consed UOps). Weak pointers: an entry keeps no node
+// alive, and one whose node is gone matches nothing.
+struct BuiltReduction {
+  std::weak_ptr<const Node> source, result;
+  Op op = Op::Sum;
+  DType in = DType::Float32, out = DType::Float32;
+  Shape dims;
+};
+constexpr size_t kBuiltReductions = 16;
+thread_local std::array<BuiltReduction, kBuiltReductions> built_reductions;
+thread_local size_t next_built = 0;
+
+NodePtr built_reduction(const NodePtr& source, Op op, DType in, DType out, const Shape& dims) {
+  for (const BuiltReduction& b : built_reductions)
+    if (b.op == op && b.in == in && b.out == out && b.dims == dims && b.source.lock() == source)
+      if (NodePtr r = b.result.lock()) return r;
+  return nullptr;
+}
+
 // One primitive reduction node over `dims` (normalized) of t cast to `in`.
 Tensor reduce(const Tensor& t, Op op, const Shape& dims, bool keepdim, DType in, DType out,
               const char* name) {
-  NodePtr x = cast_node(node_of(t, name), in);
+  const NodePtr source = node_of(t, name);
   Shape rdims = dims;
   const bool scalar = t.dim() == 0;
-  if (scalar) {
-    x = reshape_node(x, {1});
-    rdims = {0};
+  if (scalar) rdims = {0};
+  NodePtr r = built_reduction(source, op, in, out, dims);
+  if (!r) {
+    NodePtr x = cast_node(source, in);
+    if (scalar) x = reshape_node(x, {1});
+    r = reduction_in_memory_order(op, out, x, rdims);
+    built_reductions[next_built++ % kBuiltReductions] = {source, r, op, in, out, dims};
   }
-  NodePtr r = reduction_in_memory_order(op, out, x, rdims);
   const Shape& kept = r->shape;
   Shape final_shape;
   if (!scalar) {

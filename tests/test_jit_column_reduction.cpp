@@ -293,3 +293,48 @@ TEST_CASE("jit column reduction: computed narrow rows (var, softmax, a column op
   kiln_test::check_jit_close(p.softmax(0), 1e-5);
   kiln_test::check_jit_close(f.std(0), 1e-5);
 }
+
+TEST_CASE("jit column reduction: a reduction of the same node built twice is one node, computed once") {
+  // x.mean(0) beside x.std(0): the variance builds x's mean too
+  const Tensor x = data({5000, 10}).eval();
+  const Tensor a = x.sum(0), b = x.sum(0), c = x.sum(0, true);
+  const Node* ra = a.impl()->storage->node->inputs[0].get();
+  CHECK(ra == b.impl()->storage->node->inputs[0].get());
+  CHECK(ra == c.impl()->storage->node.get());  // keepdim: the reduction itself
+  CHECK(ra != x.sum(1).impl()->storage->node->inputs[0].get());
+  CHECK(ra != x.to(kFloat64).sum(0).impl()->storage->node->inputs[0].get());
+  // the standardization: one mean's levels (5000 rows of 10 as 625 of 80:
+  // a first level of [1, 78, 80]) and the squared deviations', as std's
+  auto first_levels = [](const Tensor& t) {
+    const jit::Schedule s = jit::schedule({t.impl()->storage->node}, jit::ScheduleOptions{});
+    int n = 0;
+    for (const jit::Step& st : s.steps) n += st.outputs.front()->shape == Shape{1, 78, 80};
+    return n;
+  };
+  const Tensor z = (x - x.mean(0)) / x.std(0);
+  CHECK(first_levels(x.std(0)) == 2);
+  CHECK(first_levels(z) == 2);
+  CHECK(first_levels((x - (x * 1.0f).mean(0)) / x.std(0)) == 3);  // another node's mean
+  // values by hand, in double
+  const std::vector<double> v = x.to(kFloat64).to_vector<double>(), got = z.to(kFloat64).to_vector<double>();
+  int64_t wrong = 0;
+  for (int64_t j = 0; j < 10; ++j) {
+    double mean = 0, ss = 0;
+    for (int64_t i = 0; i < 5000; ++i) mean += v[static_cast<size_t>(i * 10 + j)];
+    mean /= 5000.0;
+    for (int64_t i = 0; i < 5000; ++i) ss += std::pow(v[static_cast<size_t>(i * 10 + j)] - mean, 2);
+    const double sd = std::sqrt(ss / 4999.0);
+    for (int64_t i = 0; i < 5000; i += 7) {
+      const double want = (v[static_cast<size_t>(i * 10 + j)] - mean) / sd;
+      wrong += std::abs(got[static_cast<size_t>(i * 10 + j)] - want) > 1e-5 * (1 + std::abs(want));
+    }
+  }
+  CHECK(wrong == 0);
+  // written in place between the two: another node, another value
+  Tensor y = data({5000, 3}).eval().clone();
+  const Tensor before = y.sum(0);
+  y.add_(1.0f);
+  const Tensor after = y.sum(0);
+  const std::vector<float> sb = before.to_vector<float>(), sa = after.to_vector<float>();
+  for (size_t j = 0; j < 3; ++j) CHECK(sa[j] == doctest::Approx(sb[j] + 5000.0).epsilon(1e-6));
+}
