@@ -6,9 +6,9 @@
 // backward function (its PyTorch name) with ints {keepdim, dims...}.
 #include <algorithm>
 #include <array>
-#include <memory>
 #include <cmath>
 #include <limits>
+#include <memory>
 
 #include "core/layout.h"
 #include "core/ops_common.h"

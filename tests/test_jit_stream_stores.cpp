@@ -1,12 +1,13 @@
 // Streaming stores (codegen/llvm/stream_stores.h): a kernel of one cheap
 // pass (no division or transcendental math on its elements, no row passes;
-// a tiled transpose qualifies) carries the bytes it moves
-// as a param (kernel_ir.h, footprint_param); where they reach 32 MiB its
-// aligned vector stores are non-temporal. The tests pin which kernels carry
-// the param and its value, that crossing the threshold compiles nothing,
-// that the x86 code has both store forms and a fence, and the values of
-// large results at aligned and misaligned destinations (a cat's parts),
-// on one thread and two, against values worked out by hand.
+// a tiled transpose qualifies) carries the bytes it moves as a param
+// (kernel_ir.h, footprint_param); where they reach 32 MiB its aligned
+// vector stores are non-temporal. The tests pin which kernels carry the
+// param and its value (0 where an inner loop's rows do not fill whole
+// lines, jit/lower_footprint.cpp), that crossing the threshold compiles
+// nothing, that the x86 code has both store forms and a fence, and the
+// values of large results at aligned and misaligned destinations (a cat's
+// parts), on one thread and two, against values worked out by hand.
 #include <doctest/doctest.h>
 
 #include <cstdint>
