@@ -69,10 +69,7 @@ NodePtr permute_node(const NodePtr& n, const Shape& p) {
   }
   // The whole of base in its own order: base itself.
   if (offset == 0 && shape == base->shape && strides == contiguous_strides(shape)) return base;
-  Attrs a;
-  a.ints.push_back(offset);
-  for (int64_t s : strides) a.ints.push_back(s);
-  return make_node(Op::AsStrided, n->dtype, n->device, std::move(shape), {base}, std::move(a));
+  return as_strided_node(base, std::move(shape), offset, strides);
 }
 
 namespace {

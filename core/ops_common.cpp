@@ -55,14 +55,20 @@ NodePtr cast_node(NodePtr n, DType dtype) {
   return make_node(Op::Cast, dtype, dev, std::move(shape), node_list(std::move(n)));
 }
 
-NodePtr reshape_node(NodePtr n, const Shape& shape) {
-  if (n->shape == shape) return n;
+NodePtr as_strided_node(NodePtr n, Shape shape, int64_t offset, const Shape& strides, bool store) {
   Attrs a;
-  a.ints.push_back(0);
-  for (int64_t s : contiguous_strides(shape)) a.ints.push_back(s);
+  a.ints.reserve(strides.size() + 1);
+  a.ints.push_back(offset);
+  a.ints.insert(a.ints.end(), strides.begin(), strides.end());
+  // n's fields are read before n is moved into the list
   const DType dt = n->dtype;
   const Device dev = n->device;
-  return make_node(Op::AsStrided, dt, dev, shape, node_list(std::move(n)), std::move(a));
+  return make_node(Op::AsStrided, dt, dev, std::move(shape), node_list(std::move(n)), std::move(a), store);
+}
+
+NodePtr reshape_node(NodePtr n, const Shape& shape) {
+  if (n->shape == shape) return n;
+  return as_strided_node(std::move(n), shape, 0, contiguous_strides(shape));
 }
 
 NodePtr expand_node(NodePtr n, const Shape& shape) {

@@ -41,6 +41,9 @@ NodePtr shape_scalar_node(double v, DType dtype, Device device);
 Tensor shape_scalar(int64_t v, Device device);
 // A view of n's value with a new shape of the same numel (row-major).
 NodePtr reshape_node(NodePtr n, const Shape& shape);
+// A view of n's row-major value: shape, offset and strides in its elements
+// (Op::AsStrided); `store`: stored by its own kernel (node.h).
+NodePtr as_strided_node(NodePtr n, Shape shape, int64_t offset, const Shape& strides, bool store = false);
 
 // "[2, 3]", as messages print shapes.
 std::string shape_text(const Shape& s);

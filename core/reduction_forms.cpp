@@ -17,6 +17,17 @@ namespace kiln {
 
 namespace {
 
+// The dtype a form keeps its partial results in: float64 for float sums
+// and products, as the one-pass accumulator; the result's own otherwise.
+DType partial_dtype(Op op, DType out) {
+  return (op == Op::Sum || op == Op::Prod) && is_floating_point(out) ? DType::Float64 : out;
+}
+
+// The elementwise op that combines two partial results of reduction op.
+Op combine_op(Op op) {
+  return op == Op::Sum ? Op::Add : op == Op::Prod ? Op::Mul : op == Op::Max ? Op::Maximum : Op::Minimum;
+}
+
 NodePtr reduce_node(Op op, DType dtype, const NodePtr& x, const Shape& rdims) {
   Shape kept = x->shape;
   for (int64_t d : rdims) kept[d] = 1;
@@ -45,28 +56,25 @@ NodePtr split_full_reduction(Op op, DType out, const NodePtr& x) {
     if (c < kSplitMinBlocks) return nullptr;
     blocks = reshape_node(x, {c, n / c});
   }
-  const bool widen = (op == Op::Sum || op == Op::Prod) && is_floating_point(out);
-  const DType partial_dtype = widen ? DType::Float64 : out;
+  const DType partial = partial_dtype(op, out);
   Shape inner, all;
   for (int64_t d = 0; d < blocks->rank(); ++d) {
     if (d > 0) inner.push_back(d);
     all.push_back(d);
   }
-  NodePtr partial = reduce_node(op, partial_dtype, cast_node(blocks, partial_dtype), inner);
-  NodePtr total = cast_node(reduce_node(op, partial_dtype, partial, all), out);
+  NodePtr parts = reduce_node(op, partial, cast_node(blocks, partial), inner);
+  NodePtr total = cast_node(reduce_node(op, partial, parts, all), out);
   Shape kept(x->shape.size(), 1);
   return reshape_node(total, kept);
 }
 
 // x[start::step] along dim d, `len` long: a view of x's row-major layout.
 NodePtr slice_node(const NodePtr& x, int64_t d, int64_t start, int64_t step, int64_t len) {
-  const Shape cs = contiguous_strides(x->shape);
-  Shape shape = x->shape;
+  Shape strides = contiguous_strides(x->shape), shape = x->shape;
   shape[d] = len;
-  Attrs a;
-  a.ints.push_back(start * cs[d]);
-  for (size_t k = 0; k < cs.size(); ++k) a.ints.push_back(static_cast<int64_t>(k) == d ? cs[k] * step : cs[k]);
-  return make_node(Op::AsStrided, x->dtype, x->device, std::move(shape), {x}, std::move(a));
+  const int64_t offset = start * strides[d];
+  strides[d] *= step;
+  return as_strided_node(x, std::move(shape), offset, strides);
 }
 
 // The stored tensor x reads in row-major order, through reshapes (views
@@ -78,14 +86,6 @@ NodePtr stored_base(const NodePtr& x) {
          Shape(base->attrs.ints.begin() + 1, base->attrs.ints.end()) == contiguous_strides(base->shape))
     base = base->inputs[0];
   return has_value(*base) ? base : nullptr;
-}
-
-// A view of stored row-major memory: offset and strides in its elements.
-NodePtr strided_view(const NodePtr& base, Shape shape, int64_t offset, const Shape& strides) {
-  Attrs a;
-  a.ints.push_back(offset);
-  a.ints.insert(a.ints.end(), strides.begin(), strides.end());
-  return make_node(Op::AsStrided, base->dtype, base->device, std::move(shape), {base}, std::move(a));
 }
 
 NodePtr narrow_column_reduction(Op op, DType out, const NodePtr& x, int64_t d, int64_t inner);
@@ -146,9 +146,8 @@ NodePtr blocked_column_reduction(Op op, DType out, const NodePtr& x, const Shape
   if (inner < kColumnMinInner)
     if (NodePtr r = narrow_column_reduction(op, out, x, d, inner)) return r;
   if (inner < kColumnMinInner && (op == Op::Max || op == Op::Min || computes_transcendental(x.get()))) return nullptr;
-  const Op combine = op == Op::Sum ? Op::Add : op == Op::Prod ? Op::Mul : op == Op::Max ? Op::Maximum : Op::Minimum;
-  const bool widen = (op == Op::Sum || op == Op::Prod) && is_floating_point(out);
-  const DType acc = widen ? DType::Float64 : out;
+  const Op combine = combine_op(op);
+  const DType acc = partial_dtype(op, out);
   NodePtr v = cast_node(x, acc);
   std::vector<NodePtr> leftovers;
   while (v->shape[d] >= 2 * kColumnBlock) {
@@ -179,11 +178,8 @@ NodePtr blocked_column_reduction(Op op, DType out, const NodePtr& x, const Shape
 // order, more than 64 nodes).
 class WideRows {
  public:
-  WideRows(const NodePtr& x, int64_t d, int64_t inner, int64_t wide, int64_t q)
-      : x_(x), d_(d), inner_(inner), wide_(wide), q_(q) {
-    outer_ = 1;
-    for (int64_t j = 0; j < d; ++j) outer_ *= x->shape[j];
-  }
+  WideRows(const NodePtr& x, int64_t d, int64_t inner, int64_t wide, int64_t q, int64_t outer)
+      : x_(x), d_(d), inner_(inner), wide_(wide), q_(q), outer_(outer) {}
 
   NodePtr at(const NodePtr& n) {
     auto found = memo_.find(n.get());
@@ -192,7 +188,7 @@ class WideRows {
     const Shape shape{outer_, q_, wide_};
     NodePtr r;
     if (const NodePtr base = stored_base(n)) {
-      r = strided_view(base, shape, 0, {x_->shape[d_] * inner_, wide_, 1});
+      r = as_strided_node(base, shape, 0, {x_->shape[d_] * inner_, wide_, 1});
     } else if (n->op == Op::AsStrided && !has_value(*n)) {
       r = broadcast(n);
     } else if (n->op == Op::Full && n->inputs.empty()) {  // a scalar operand: one value everywhere
@@ -224,7 +220,7 @@ class WideRows {
       single = single && (strides[j] == 0 || x_->shape[j] == 1);
       if (static_cast<int64_t>(j) > d_) row = row && (strides[j] == inner_strides[j - static_cast<size_t>(d_) - 1] || x_->shape[j] == 1);
     }
-    if (single) return strided_view(m, {outer_, q_, wide_}, offset, {0, 0, 0});
+    if (single) return as_strided_node(m, {outer_, q_, wide_}, offset, {0, 0, 0});
     // the outer dims as one (a mean per batch: [B, 1, w]): one stride
     // walks them in order, 0 where the row is the same for all
     int64_t step = 0, next = -1;
@@ -237,11 +233,8 @@ class WideRows {
     }
     if (!row) return nullptr;
     // each outer position's row repeated k times: [outer, k, w] -> [outer, 1, L], stored
-    const NodePtr repeated = strided_view(m, {outer_, wide_ / inner_, inner_}, offset, {step, 0, 1});
-    Attrs a;
-    a.ints = {0, wide_, wide_, 1};
-    const NodePtr tiled = make_node(Op::AsStrided, m->dtype, m->device, {outer_, 1, wide_}, {repeated}, std::move(a),
-                                    /*store=*/true);
+    const NodePtr repeated = as_strided_node(m, {outer_, wide_ / inner_, inner_}, offset, {step, 0, 1});
+    const NodePtr tiled = as_strided_node(repeated, {outer_, 1, wide_}, 0, {wide_, wide_, 1}, /*store=*/true);
     return expand_node(tiled, {outer_, q_, wide_});
   }
 
@@ -280,12 +273,11 @@ NodePtr narrow_column_reduction(Op op, DType out, const NodePtr& x, int64_t d, i
   if (q < 2 * kColumnBlock) return nullptr;
   int64_t outer = 1;
   for (int64_t j = 0; j < d; ++j) outer *= x->shape[j];
-  const Op combine = op == Op::Sum ? Op::Add : op == Op::Prod ? Op::Mul : op == Op::Max ? Op::Maximum : Op::Minimum;
-  const bool widen = (op == Op::Sum || op == Op::Prod) && is_floating_point(out);
-  const DType acc = widen ? DType::Float64 : out;
+  const Op combine = combine_op(op);
+  const DType acc = partial_dtype(op, out);
   // [outer, q, L] -> [outer, 1, L] in levels -> [outer, k, w] -> [outer, 1, w]
-  const NodePtr wide_rows =
-      base ? strided_view(base, {outer, q, wide}, 0, {rows * inner, wide, 1}) : WideRows(x, d, inner, wide, q).at(x);
+  const NodePtr wide_rows = base ? as_strided_node(base, {outer, q, wide}, 0, {rows * inner, wide, 1})
+                                : WideRows(x, d, inner, wide, q, outer).at(x);
   if (!wide_rows) return nullptr;
   NodePtr r = blocked_column_reduction(op, acc, wide_rows, {1});
   if (!r) r = reduce_node(op, acc, cast_node(wide_rows, acc), {1});  // (just under the levels' threshold)
@@ -293,7 +285,7 @@ NodePtr narrow_column_reduction(Op op, DType out, const NodePtr& x, int64_t d, i
   if (rest > 0) {
     // (x computed: a view of its value, each element's index recovered by
     // division, for fewer than k rows)
-    const NodePtr last = strided_view(base ? base : x, {outer, rest, inner}, q * k * inner, {rows * inner, inner, 1});
+    const NodePtr last = as_strided_node(base ? base : x, {outer, rest, inner}, q * k * inner, {rows * inner, inner, 1});
     r = make_node(combine, acc, x->device, r->shape, {r, reduce_node(op, acc, cast_node(last, acc), {1})});
   }
   Shape kept = x->shape;
@@ -333,8 +325,7 @@ NodePtr staged_reduction(Op op, DType out, const NodePtr& x, const Shape& rdims)
   size_t lead = dims.size();
   while (lead > 0 && dims[lead - 1] == rank - static_cast<int64_t>(dims.size() - lead) - 1) --lead;
   if (lead == 0) return nullptr;  // only trailing dims: already one contiguous row reduction
-  const bool widen = (op == Op::Sum || op == Op::Prod) && is_floating_point(out);
-  const DType acc = widen ? DType::Float64 : out;
+  const DType acc = partial_dtype(op, out);
   NodePtr v = cast_node(merge ? reshape_node(base, shape) : x, acc);
   if (lead < dims.size()) v = reduce_node(op, acc, v, Shape(dims.begin() + static_cast<std::ptrdiff_t>(lead), dims.end()));
   for (size_t i = lead; i-- > 0;) {

@@ -184,8 +184,9 @@ struct BufferArg {
   // > 0: a local, local_rows x local_cols elements (row-major) in the
   // kernel's frame (each call has its own), written by Stage statements
   // (a transposed tile) or Stores (a periodic row's repeats,
-  // jit/lower_periodic.cpp) before it is read; not an argument. Locals follow every argument buffer, so a kernel's
-  // `buffers` pointers are its argument slots, in order.
+  // jit/lower_periodic.cpp) before it is read; not an argument. Locals
+  // follow every argument buffer, so a kernel's `buffers` pointers are its
+  // argument slots, in order.
   int64_t local_rows = 0, local_cols = 0;
   bool local() const { return local_rows > 0; }
 };
