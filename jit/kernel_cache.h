@@ -60,9 +60,10 @@ namespace kiln::jit {
 // step fold no tail, above 8 positions run 8 or 4 lanes, interleave groups
 // of up to 16; exp loops reading at a constant step fold no tail; 52:
 // interleaved stores of factor 3, 5, 6 or 7 as native shuffles; 53: float
-// sums into float64 run 8 lanes on every AVX-512 host), so
+// sums into float64 run 8 lanes on every AVX-512 host; 54: loops widening
+// float32 to float64 prefetch their loads), so
 // objects compiled by an older kiln are rebuilt, never loaded.
-inline constexpr uint32_t kDiskCacheVersion = 53;
+inline constexpr uint32_t kDiskCacheVersion = 54;
 inline constexpr size_t kDiskCacheHeaderSize = 32;
 
 // The compiled function for k: from memory, from disk, or compiled now

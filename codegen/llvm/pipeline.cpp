@@ -56,6 +56,7 @@
 
 #include "codegen/llvm/emitter.h"
 #include "codegen/llvm/pipeline.h"
+#include "codegen/llvm/prefetch_streams.h"
 #include "codegen/llvm/stream_stores.h"
 #include "codegen/llvm/wide_shuffles.h"
 #include "kiln/error.h"
@@ -355,6 +356,7 @@ void optimize_kernel(llvm::Module& m, llvm::TargetMachine* tm, bool unroll_const
   after.addPass(InterleaveAsNativeShuffles());
   after.addPass(StrengthReduceStridedLoops());
   after.addPass(StreamLargeStores{{}, footprint_slot});
+  after.addPass(PrefetchWideningStreams());
   declare_vector_variants(m, *tm);
   llvm::ModulePassManager mpm;
   mpm.addPass(llvm::AlwaysInlinerPass());
