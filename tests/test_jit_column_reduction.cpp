@@ -120,9 +120,11 @@ TEST_CASE("jit column reduction: narrow rows of stored memory reduce over rows o
   CHECK(blocked(p.amax({0})));
   CHECK(blocked(p.amin({0})));
   CHECK(blocked(p.sum(0)));
-  CHECK(first_level(p.amax({0})) == Shape{1, 64, 48});  // 8192 rows of 3: 512 of 48, 8 to a level's row
-  CHECK(first_level(p.sum(0)) == Shape{1, 64, 48});
-  CHECK(first_level(f.amax({0})) == Shape{1, 78, 80});  // 5000 rows of 10: 625 of 80 (and none left)
+  // 8192 rows of 3: 512 of 48, 16 to a level's row (stored rows)
+  CHECK(first_level(p.amax({0})) == Shape{1, 32, 48});
+  CHECK(first_level(p.sum(0)) == Shape{1, 32, 48});
+  CHECK(first_level(f.amax({0})) == Shape{1, 39, 80});  // 5000 rows of 10: 625 of 80 (and none left)
+  CHECK(first_level((p * 2.0f).sum(0)) == Shape{1, 64, 48});  // computed rows: 8 to a level's row
   // rows of random numbers keep one kernel for a max (drawn at another
   // position, they would be other numbers)
   CHECK(kernels((p * rand({8192, 3})).amax({0})) == 1);
@@ -214,14 +216,17 @@ TEST_CASE("jit column reduction: computed narrow rows (var, softmax, a column op
   // rows (a column mean, a centre) and single values: rebuilt over rows of
   // L = lcm(w, 16), each per-column operand its row repeated (stored)
   const Tensor f = data({5000, 10}).eval(), p = data({8192, 3}).eval(), c = data({3}).eval();
-  auto first_levels = [](const Tensor& t, const Shape& shape) {
+  // (the first levels of shape `computed`, 8 rows to a level's row, or of
+  // `stored`, 16: the reduction reads x's own rows)
+  auto first_levels = [](const Tensor& t, const Shape& computed, const Shape& stored = Shape{}) {
     const jit::Schedule s = jit::schedule({t.impl()->storage->node}, jit::ScheduleOptions{});
     int n = 0;
-    for (const jit::Step& st : s.steps) n += st.outputs.front()->shape == shape;
+    for (const jit::Step& st : s.steps)
+      n += st.outputs.front()->shape == computed || st.outputs.front()->shape == stored;
     return n;
   };
-  CHECK(first_levels(f.var(0), Shape{1, 78, 80}) == 2);       // the mean's, then the squared deviations'
-  CHECK(first_levels(p.softmax(0), Shape{1, 64, 48}) == 2);   // the max's, then the exp sum's
+  CHECK(first_levels(f.var(0), Shape{1, 78, 80}, Shape{1, 39, 80}) == 2);  // the mean's, then the squared deviations'
+  CHECK(first_levels(p.softmax(0), Shape{1, 64, 48}, Shape{1, 32, 48}) == 2);  // the max's, then the exp sum's
   CHECK(first_levels((p - c).abs().amax({0}), Shape{1, 64, 48}) == 1);
   CHECK(first_levels((p * 0.5f).exp().sum(0), Shape{1, 64, 48}) == 1);
   // By hand, in double, for every width under 16 and rows with a remainder
@@ -262,7 +267,7 @@ TEST_CASE("jit column reduction: computed narrow rows (var, softmax, a column op
   // a mean per batch ([7, 1, 3], varying along the outer dim): each
   // batch's row repeated over its wide row; by hand
   const Tensor b = data({7, 2001, 3}).eval();
-  CHECK(first_levels(b.var(1), Shape{7, 15, 48}) == 2);  // 2001 rows of 3: 125 of 48 and 1 left
+  CHECK(first_levels(b.var(1), Shape{7, 15, 48}, Shape{7, 7, 48}) == 2);  // 2001 rows of 3: 125 of 48 and 1 left
   {
     const std::vector<double> v = b.to(kFloat64).to_vector<double>();
     const std::vector<double> var = b.var(1).to(kFloat64).to_vector<double>(),
@@ -304,11 +309,13 @@ TEST_CASE("jit column reduction: a reduction of the same node built twice is one
   CHECK(ra != x.sum(1).impl()->storage->node->inputs[0].get());
   CHECK(ra != x.to(kFloat64).sum(0).impl()->storage->node->inputs[0].get());
   // the standardization: one mean's levels (5000 rows of 10 as 625 of 80:
-  // a first level of [1, 78, 80]) and the squared deviations', as std's
+  // a first level of [1, 39, 80] over x's rows, of [1, 78, 80] over
+  // computed ones) and the squared deviations', as std's
   auto first_levels = [](const Tensor& t) {
     const jit::Schedule s = jit::schedule({t.impl()->storage->node}, jit::ScheduleOptions{});
     int n = 0;
-    for (const jit::Step& st : s.steps) n += st.outputs.front()->shape == Shape{1, 78, 80};
+    for (const jit::Step& st : s.steps)
+      n += st.outputs.front()->shape == Shape{1, 39, 80} || st.outputs.front()->shape == Shape{1, 78, 80};
     return n;
   };
   const Tensor z = (x - x.mean(0)) / x.std(0);

@@ -573,15 +573,25 @@ TEST_CASE("jit fusion: a full reduction of a large tensor runs in two stages ove
 }
 
 TEST_CASE("jit fusion: a column reduction runs as levels of contiguous row-block sums") {
-  // sum(0) of a (300, 60) matrix: 300 rows -> 37 (+4 leftover) -> 4 (+5),
-  // each level an elementwise kernel over contiguous rows (no index
+  // sum(0) of a (300, 60) matrix (a view of stored memory): 300 rows -> 18
+  // (+12 leftover) in blocks of 16 rows, then 8 at a time (18 rows) -> 2
+  // (+2), each level an elementwise kernel over contiguous rows (no index
   // division), stored; then one short reduction folding in the leftovers.
   Tensor x = data({300, 60});
   Tensor s = x.sum(0);
   jit::Schedule p = plan(s);
   REQUIRE(p.steps.size() >= 3);
-  CHECK(p.steps[0].parallel_extent == 37);
-  CHECK(p.steps[1].parallel_extent == 4);
+  CHECK(p.steps[0].parallel_extent == 18);
+  CHECK(p.steps[1].parallel_extent == 2);
+  // rows computed inline are combined 8 at a time, the stored partials
+  // 16: 300 -> 37 (+4) -> 2 (+5)
+  const Tensor computed = x * 2.0f;
+  jit::Schedule pc = plan(computed.sum(0));
+  REQUIRE(pc.steps.size() >= 3);
+  CHECK(pc.steps[0].parallel_extent == 37);
+  CHECK(pc.steps[1].parallel_extent == 2);
+  check_values(computed.sum(0), 1e-6);
+  check_values(computed.amax({0}));
   for (size_t k = 0; k < 2; ++k)
     for (const jit::Value& v : p.steps[k].code->ir.values)
       CHECK((v.op != jit::VOp::Div && v.op != jit::VOp::Mod));
@@ -619,14 +629,14 @@ TEST_CASE("jit fusion: a reduction over several dims, some not innermost, runs i
   // sum({0, 1}) of [16, 64, 32]: one node would read each of the 32 outputs'
   // 1024 elements 32 apart, on one thread per output. Staged: the adjacent
   // dims 0 and 1 merge (a [1024, 32] view), then a blocked column reduction:
-  // 1024 rows -> 128 -> 16 -> 2, then the 2.
+  // 1024 rows -> 128 (8 at a time, computed inline) -> 8 (16 at a time,
+  // stored), then the 8.
   Tensor x = data({16, 64, 32});
   Tensor s = x.sum({0, 1});
   jit::Schedule p = plan(s);
-  REQUIRE(p.steps.size() == 4);
+  REQUIRE(p.steps.size() == 3);
   CHECK(p.steps[0].outputs[0]->shape == Shape{128, 32});
-  CHECK(p.steps[1].outputs[0]->shape == Shape{16, 32});
-  CHECK(p.steps[2].outputs[0]->shape == Shape{2, 32});
+  CHECK(p.steps[1].outputs[0]->shape == Shape{8, 32});
   for (const jit::Value& v : p.steps[0].code->ir.values) CHECK((v.op != jit::VOp::Div && v.op != jit::VOp::Mod));
   // By hand, in double.
   std::vector<double> want(32, 0.0);
@@ -656,14 +666,14 @@ TEST_CASE("jit fusion: a reduction over several dims, some not innermost, runs i
 TEST_CASE("jit fusion: a reduction of a permuted view runs over the dims in memory order") {
   // x.t().sum(1) is x's column sum: read row by row of x.t(), each element
   // would be a new cache line. It runs as x.sum(0) does, levels of
-  // contiguous row-block sums (300 rows -> 37 -> 4), with no index division.
+  // contiguous row-block sums (300 rows -> 18 -> 2), with no index division.
   Tensor x = data({300, 60});
   Tensor s = x.t().sum(1);
   CHECK(s.sizes() == Shape{60});
   jit::Schedule p = plan(s);
   REQUIRE(p.steps.size() == plan(x.sum(0)).steps.size());
-  CHECK(p.steps[0].parallel_extent == 37);
-  CHECK(p.steps[1].parallel_extent == 4);
+  CHECK(p.steps[0].parallel_extent == 18);
+  CHECK(p.steps[1].parallel_extent == 2);
   for (size_t k = 0; k < 2; ++k)
     for (const jit::Value& v : p.steps[k].code->ir.values) CHECK((v.op != jit::VOp::Div && v.op != jit::VOp::Mod));
   std::vector<double> want(60, 0.0);  // by hand, in double
