@@ -119,7 +119,7 @@ bool permuted_dims(const Node* n, std::vector<int64_t>& from);
 // (x[:, 2:50], a permutation keeping H and W adjacent).
 bool run_row_major(const Node* n, const std::vector<int64_t>& run);
 
-enum ParamTag : int { kSize, kStride, kViewStride, kViewOffset, kSliceStart, kSliceStep, kCatOffset, kData, kPeriod };
+enum ParamTag : int { kSize, kStride, kViewStride, kViewOffset, kSliceStart, kSliceStep, kCatOffset, kData, kPeriod, kScanBlock };
 
 class Lowerer {
  public:

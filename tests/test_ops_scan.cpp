@@ -243,10 +243,22 @@ TEST_CASE("jit: a scan of an outer dim keeps a row of running values, walks whol
   wide.eval();
   const Tensor two = wide.cumsum(0);
   CHECK(parallel(two) == 1);
-  CHECK(parallel(randn({64, 4000}).cumsum(0)) == 0);  // one block
+  // a large scan whose row fits one block is split into one per thread
+  // (2 x 2000 columns); a small one (under 2^17 elements) keeps one block
+  const Tensor mid = randn({64, 4000});
+  mid.eval();
+  const Tensor split = mid.cumsum(0);
+  CHECK(parallel(split) == 1);
+  CHECK(kiln_test::plan(mid.cumsum(0)).steps[0].parallel_extent == 2);
+  CHECK(parallel(randn({16, 4000}).cumsum(0)) == 0);
   set_num_threads(1);
   const Tensor one = wide.cumsum(0);
   one.eval();
   CHECK(one.equal(two));
+  // on one thread (another graph, scheduled now): one block; the same
+  // bits as the two blocks
+  const Tensor whole = (mid * 1.0f).cumsum(0);
+  CHECK(kiln_test::plan(whole).steps.back().parallel_extent == 1);
+  CHECK(whole.equal(split));
   set_num_threads(threads);
 }
