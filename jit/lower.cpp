@@ -448,8 +448,9 @@ Lowered Lowerer::lower_assign_scatter() {
 // step reads and writes a whole contiguous row, as a hand-written loop
 // does. Rows wider than the frame's budget (kScanRowBytes) go in blocks of
 // columns, each walking the scanned dim; with no other dim, those blocks
-// are the parallel loop, and a large scan has one per thread at least. The members of `group` scan one input along one dim
-// (cummax's values and positions): one kernel, one accumulator per combiner.
+// are the parallel loop, and a large scan has one per thread at least. The
+// members of `group` scan one input along one dim (cummax's values and
+// positions): one kernel, one accumulator per combiner.
 Lowered Lowerer::lower_scan(const std::vector<const Node*>& group) {
   // The running values' bytes per kernel call, on its stack: 8192 float64
   // sums (a [*, 8192] cumsum(0) walks whole rows). Walking a block of

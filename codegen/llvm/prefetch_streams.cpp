@@ -3,7 +3,6 @@
 #include "codegen/llvm/prefetch_streams.h"
 
 #include <llvm/Analysis/LoopInfo.h>
-
 #include <llvm/Analysis/ScalarEvolution.h>
 #include <llvm/Analysis/ScalarEvolutionExpressions.h>
 #include <llvm/Analysis/ValueTracking.h>

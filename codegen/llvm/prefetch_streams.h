@@ -5,7 +5,7 @@
 // Such a loop converts each element (VCVTPS2PD) before it adds: from the
 // L2 cache it runs at 57 GB/s on this project's Intel VM (Xeon, rocketlake,
 // 1 thread), yet from memory at half the bandwidth of a float32 sum that
-// does not convert (4096 x 4096 row sums: 4.3-5.0 ms against 2.4). The
+// does not convert (4096 x 4096 row sums: 2.9-5.0 ms against 2.35-2.5). The
 // conversions' micro-ops leave the core fewer loads in flight than the
 // hardware prefetcher needs; a prefetch of each line 8 KiB ahead restores
 // the float32 loop's speed (2.3 ms; 4 KiB ahead 2.4, 2 KiB 2.5-2.7, 0.5 KiB
