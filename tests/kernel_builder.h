@@ -112,6 +112,35 @@ inline jit::Kernel row_reduction(std::string name, jit::Combiner c, DType dt) {
   return kb.k;
 }
 
+// out[r] = sum_j a[r * p1 + j] (* b[r * p1 + j] with `dot`) in float64,
+// r < p0: a float32 row sum (or dot product) as kiln lowers it, the terms
+// cast to float64 before the sum.
+inline jit::Kernel widening_row_sums(std::string name, bool dot = false) {
+  KB kb(std::move(name));
+  const int a = kb.buffer(kFloat32, false);
+  const int b = dot ? kb.buffer(kFloat32, false) : -1;
+  const int out = kb.buffer(kFloat64, true);
+  const int acc = kb.acc(jit::Combiner::Sum, kFloat64);
+  const ValueId r = kb.idx(0), j = kb.idx(1);
+  const ValueId at = kb.add(kb.mul(r, kb.param(1)), j);
+  ValueId x = kb.load(a, at);
+  if (dot) x = kb.mul(x, kb.load(b, at));
+  const ValueId wide = kb.val(VOp::Cast, kFloat64, {x});
+  kb.k.body.push_back(loop(0, kb.param(0), true,
+                           {acc_init(acc), loop(1, kb.param(1), false, {acc_update(acc, wide)}),
+                            store(out, r, kb.val(VOp::AccRead, kFloat64, {}, acc))}));
+  return kb.k;
+}
+
+// out[i] = op(in[i]) in dtype `to`, i < p0: one flat elementwise loop.
+inline jit::Kernel map_kernel(std::string name, VOp op, DType from, DType to) {
+  KB kb(std::move(name));
+  const int in = kb.buffer(from, false), out = kb.buffer(to, true);
+  const ValueId i = kb.idx(0);
+  kb.k.body.push_back(loop(0, kb.param(0), true, {store(out, i, kb.val(op, to, {kb.load(in, i)}))}));
+  return kb.k;
+}
+
 // How often `what` occurs in `text` (a compiled kernel's LLVM IR).
 inline size_t occurrences(const std::string& text, const std::string& what) {
   size_t n = 0;

@@ -17,15 +17,6 @@ using namespace kiln::test;
 
 namespace {
 
-// out[i] = exp(in[i]), i < p0: a vectorized loop with a lane function.
-jit::Kernel exp_map() {
-  KB kb("reuse_exp");
-  const int in = kb.buffer(kFloat32, false), out = kb.buffer(kFloat32, true);
-  const ValueId i = kb.idx(0);
-  kb.k.body.push_back(loop(0, kb.param(0), true, {store(out, i, kb.val(VOp::Exp, kFloat32, {kb.load(in, i)}))}));
-  return kb.k;
-}
-
 // out[i * p1 + j] = 2 a[i * p2 + j * p3]: a scalar loop over a runtime stride.
 jit::Kernel strided_double() {
   KB kb("reuse_strided");
@@ -49,7 +40,9 @@ std::string object_of(const jit::Kernel& k, const std::string& symbol, jit::Kern
 
 TEST_CASE("llvm: a kernel compiles to the same object whatever the code generation pipeline compiled before") {
   KILN_SKIP_WITHOUT_LLVM();
-  const jit::Kernel e = exp_map(), m = row_reduction("reuse_rowmax", jit::Combiner::Max, kFloat32), s = strided_double();
+  // a vectorized loop with a lane function, a row maximum, a scalar strided loop
+  const jit::Kernel e = map_kernel("reuse_exp", VOp::Exp, kFloat32, kFloat32),
+                    m = row_reduction("reuse_rowmax", jit::Combiner::Max, kFloat32), s = strided_double();
   const std::string e1 = object_of(e, "kiln_reuse_e"), m1 = object_of(m, "kiln_reuse_m");
   const std::string s1 = object_of(s, "kiln_reuse_s");
   REQUIRE(!e1.empty());

@@ -63,27 +63,14 @@ void run_on(jit::KernelFn fn, std::vector<char*> ptrs, std::vector<int64_t> para
   fn(ptrs.data(), params.data(), 0, end);
 }
 
-// out[r] = sum_j in[r * p1 + j] in float64, r < p0: a split float sum
-// (loop_hints.cpp), the row's rest one partial vector.
-jit::Kernel row_sums() {
-  KB kb("row_sums");
-  const int in = kb.buffer(kFloat32, false), out = kb.buffer(kFloat64, true);
-  const int acc = kb.acc(jit::Combiner::Sum, kFloat64);
-  const ValueId r = kb.idx(0), j = kb.idx(1);
-  const ValueId wide = kb.val(VOp::Cast, kFloat64, {kb.load(in, kb.add(kb.mul(r, kb.param(1)), j))});
-  kb.k.body.push_back(loop(0, kb.param(0), true,
-                           {acc_init(acc), loop(1, kb.param(1), false, {acc_update(acc, wide)}),
-                            store(out, r, kb.val(VOp::AccRead, kFloat64, {}, acc))}));
-  return kb.k;
-}
-
 const int64_t kCols[] = {1, 5, 12, 15, 16, 17, 37, 56, 100};
 
 }  // namespace
 
 TEST_CASE("llvm: a split sum's partial vector loads plain within a page, masked against an unreadable one") {
   KILN_SKIP_WITHOUT_LLVM();
-  const codegen::CompiledKernel ck = be().compile(row_sums(), true);
+  // a split float sum (loop_hints.cpp), the row's rest one partial vector
+  const codegen::CompiledKernel ck = be().compile(widening_row_sums("row_sums"), true);
   REQUIRE(static_cast<bool>(ck.fn));
   CAPTURE(ck.llvm_ir);
   const std::string id = be().target_id();

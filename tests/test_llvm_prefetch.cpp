@@ -20,34 +20,6 @@ using namespace kiln::test;
 
 namespace {
 
-// out[r] = sum_j a[r * p1 + j] (* b[r * p1 + j] with two inputs) in float64,
-// r < p0: a float32 row sum (or dot product) as kiln lowers it.
-jit::Kernel widening_row_sums(bool dot) {
-  KB kb(dot ? "row_dots" : "row_sums");
-  const int a = kb.buffer(kFloat32, false);
-  const int b = dot ? kb.buffer(kFloat32, false) : -1;
-  const int out = kb.buffer(kFloat64, true);
-  const int acc = kb.acc(jit::Combiner::Sum, kFloat64);
-  const ValueId r = kb.idx(0), j = kb.idx(1);
-  const ValueId at = kb.add(kb.mul(r, kb.param(1)), j);
-  ValueId x = kb.load(a, at);
-  if (dot) x = kb.mul(x, kb.load(b, at));
-  const ValueId wide = kb.val(VOp::Cast, kFloat64, {x});
-  kb.k.body.push_back(loop(0, kb.param(0), true,
-                           {acc_init(acc), loop(1, kb.param(1), false, {acc_update(acc, wide)}),
-                            store(out, r, kb.val(VOp::AccRead, kFloat64, {}, acc))}));
-  return kb.k;
-}
-
-// out[i] = in[i] as float64, i < p0: a vector loop that widens and stores.
-jit::Kernel widening_copy() {
-  KB kb("widening_copy");
-  const int in = kb.buffer(kFloat32, false), out = kb.buffer(kFloat64, true);
-  const ValueId i = kb.idx(0);
-  kb.k.body.push_back(loop(0, kb.param(0), true, {store(out, i, kb.val(VOp::Cast, kFloat64, {kb.load(in, i)}))}));
-  return kb.k;
-}
-
 const std::string kPrefetch = "call void @llvm.prefetch";
 
 float value_at(int64_t i) { return static_cast<float>(std::sin(0.37 * static_cast<double>(i)) * 3.0 + 0.25); }
@@ -58,7 +30,7 @@ TEST_CASE("llvm: a float32 sum widened to float64 prefetches each input stream 8
   KILN_SKIP_WITHOUT_LLVM();
   for (const bool dot : {false, true}) {
     CAPTURE(dot);
-    const codegen::CompiledKernel ck = be().compile(widening_row_sums(dot), true);
+    const codegen::CompiledKernel ck = be().compile(widening_row_sums(dot ? "row_dots" : "row_sums", dot), true);
     REQUIRE(static_cast<bool>(ck.fn));
     CAPTURE(ck.llvm_ir);
     // one prefetch per input stream (a step of 16 floats: one 64-byte
@@ -97,7 +69,7 @@ TEST_CASE("llvm: loops that store, do not widen or read a local prefetch nothing
   KILN_SKIP_WITHOUT_LLVM();
   // a copy into float64 widens and stores (a scan down columns, which
   // also stores, ran slower prefetched)
-  const codegen::CompiledKernel copy = be().compile(widening_copy(), true);
+  const codegen::CompiledKernel copy = be().compile(map_kernel("widening_copy", VOp::Cast, kFloat32, kFloat64), true);
   REQUIRE(static_cast<bool>(copy.fn));
   CHECK(copy.llvm_ir.find("fpext <") != std::string::npos);  // (vectorized: a loop the rule must skip)
   CHECK(copy.llvm_ir.find(kPrefetch) == std::string::npos);
