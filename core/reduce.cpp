@@ -37,8 +37,8 @@ Shape normalize_dims(const Shape& dims, int64_t rank, const char* op) {
 }
 
 // The primitive reductions built last on this thread, by what they
-// reduce: the same reduction of the same node built again (x.mean(0)
-// beside x.std(0), whose variance builds x's mean too; a sum a program
+// reduce: the same reduction of the same node built again (x.mean(1)
+// beside x.std(1), whose two-pass variance builds x's mean too; a sum a program
 // asks for twice) is the node built before, so the graph holds it once and
 // the schedule computes it once, a lazy graph's common subexpression (as
 // tinygrad's hash-consed UOps). Weak pointers: an entry keeps no node
@@ -312,18 +312,61 @@ Tensor Tensor::argmin(std::optional<int64_t> d, bool keepdim, SourceLoc loc) con
 }
 
 // ---- var / std: mean of squared deviations, divided by N - correction ----
+// Float32 and narrower in one pass over x, so that x.var(0) reads x once
+// and the sums merge with x.mean(0)'s (a standardization reads x twice, not
+// three times): the sums of d = x - K and d * d in float64, K the first
+// element along dims, var = (S2 - S1^2 / n) / (n - correction). Shifting by
+// a sample bounds the cancellation: (K - mean)^2 <= (n - 1) var, so the
+// error is at most about n float64 roundings of var, below float32's
+// rounding up to n ~ 1e8. Float64 keeps the two passes: it has no wider
+// accumulator to absorb the cancellation.
+namespace {
+// Rows of up to kVarRowTwoPassMax elements over the trailing dims (a
+// layernorm's) keep the two passes: one row kernel reads its row twice from
+// cache (var(1) of 4096 x 4096 ran 7% slower in one pass), as do columns
+// narrower than 16 (they run as wide rows, core/reduction_forms.cpp, where
+// the shift K is a stored operand of its own: 3 passes over x, not 2).
+constexpr int64_t kVarRowTwoPassMax = 1 << 16;
+bool var_in_one_pass(const Tensor& x, const Shape& dims, int64_t n) {
+  const DType t = x.dtype();
+  if (n == 0 || x.dim() == 0 || (t != kFloat32 && t != kFloat16 && t != kBFloat16)) return false;
+  bool trailing = dims.back() == x.dim() - 1;
+  for (size_t k = 1; k < dims.size(); ++k) trailing = trailing && dims[k] == dims[k - 1] + 1;
+  if (trailing && n <= kVarRowTwoPassMax) return false;
+  if (dims.size() == 1 && dims[0] < x.dim() - 1) {
+    int64_t inner = 1;
+    for (int64_t d = dims[0] + 1; d < x.dim(); ++d) inner *= x.sizes()[d];
+    if (inner < 16) return false;
+  }
+  return true;
+}
+Tensor var_one_pass(const Tensor& x, const Shape& dims, bool keepdim, int64_t divisor) {
+  Tensor k = x;
+  for (int64_t d : dims) k = k.narrow(d, 0, 1);
+  const Tensor d = x.to(kFloat64) - k.to(kFloat64);
+  const Tensor s1 = reduce(d, Op::Sum, dims, keepdim, kFloat64, kFloat64, "var");
+  const Tensor s2 = reduce(d * d, Op::Sum, dims, keepdim, kFloat64, kFloat64, "var");
+  const Tensor m2 = (s2 - s1 * s1 / static_cast<double>(reduced_count(x, dims))).clamp_min(0.0);
+  return divide_by_count(m2, divisor).to(x.dtype());
+}
+}  // namespace
 Tensor Tensor::var(const Shape& dims, bool unbiased, bool keepdim, SourceLoc loc) const {
   const LocScope at(loc);
   check_floating(*this, std::nullopt, "var", "std and var only support floating point and complex dtypes.");
   Shape nd = normalize_dims(dims, dim(), "var");
   int64_t n = reduced_count(*this, nd);
+  const int64_t divisor = std::max<int64_t>(n - (unbiased ? 1 : 0), 0);
   Tensor r;
   {
     AutoGradMode no_grad(false);
-    Tensor mu = divide_by_count(reduce(*this, Op::Sum, nd, true, dtype(), dtype(), "var"), n);
-    Tensor dev = *this - mu;
-    Tensor ss = reduce(dev * dev, Op::Sum, nd, keepdim, dtype(), dtype(), "var");
-    r = divide_by_count(ss, std::max<int64_t>(n - (unbiased ? 1 : 0), 0));
+    if (var_in_one_pass(*this, nd, n)) {
+      r = var_one_pass(*this, nd, keepdim, divisor);
+    } else {
+      Tensor mu = divide_by_count(reduce(*this, Op::Sum, nd, true, dtype(), dtype(), "var"), n);
+      Tensor dev = *this - mu;
+      Tensor ss = reduce(dev * dev, Op::Sum, nd, keepdim, dtype(), dtype(), "var");
+      r = divide_by_count(ss, divisor);
+    }
   }
   if (auto f = record_reduction(GradFn::VarBackward0, r, *this, nd, keepdim)) {
     f->reals.push_back(unbiased ? 1.0 : 0.0);

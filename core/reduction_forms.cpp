@@ -139,6 +139,25 @@ bool views_stored(const Node* x) {
   while (!has_value(*x) && is_view(x->op) && !x->inputs.empty()) x = x->inputs[0].get();
   return has_value(*x);
 }
+// Whether x is a few additions, subtractions, products and casts of stored
+// memory and constants (var's x - K and its square): its levels combine 16
+// rows as stored rows' do, so that they merge with x's own (x.mean(0)'s in
+// a standardization) into one pass over x.
+bool cheap_of_stored(const Node* x, int& budget) {
+  if (has_value(*x)) return true;
+  if (--budget < 0) return false;
+  const Op op = x->op;
+  if (!is_view(op) && op != Op::Cast && op != Op::Add && op != Op::Sub && op != Op::Mul && op != Op::Neg &&
+      op != Op::Abs && op != Op::Full)
+    return false;
+  for (const NodePtr& in : x->inputs)
+    if (!cheap_of_stored(in.get(), budget)) return false;
+  return true;
+}
+bool cheap_of_stored(const Node* x) {
+  int budget = 16;  // (nodes visited, a shared one each time it is read)
+  return cheap_of_stored(x, budget);
+}
 NodePtr blocked_column_reduction(Op op, DType out, const NodePtr& x, const Shape& rdims) {
   if (rdims.size() != 1 || (op != Op::Sum && op != Op::Prod && op != Op::Max && op != Op::Min)) return nullptr;
   if (x->numel() < kColumnSlowChainMinElements) return nullptr;
@@ -164,7 +183,7 @@ NodePtr blocked_column_reduction(Op op, DType out, const NodePtr& x, const Shape
   const DType acc = partial_dtype(op, out);
   NodePtr v = cast_node(x, acc);
   std::vector<NodePtr> leftovers;
-  bool stored = views_stored(x.get());
+  bool stored = views_stored(x.get()) || cheap_of_stored(x.get());
   while (v->shape[d] >= 2 * kColumnBlock) {
     const int64_t rows = v->shape[d];
     const int64_t block = stored && rows >= 2 * kStoredColumnBlock ? kStoredColumnBlock : kColumnBlock;

@@ -211,13 +211,14 @@ bool Lowerer::slice_of(const Node* n, const Node* x, const Idx& idx, Idx& xi) {
   for (int64_t k = 0; k < xr; ++k) {
     const int64_t d = from[static_cast<size_t>(k)];
     ValueId i = idx[d];
+    const int64_t max_step = k == xr - 1 ? kConstantStepMax : kConstantOuterStepMax;
     if (n->shape[d] == 1) i = iconst(0);
-    else if (step[k] <= kConstantStepMax) i = step[k] == 1 ? i : imul(i, iconst(step[k]));
+    else if (step[k] <= max_step) i = step[k] == 1 ? i : imul(i, iconst(step[k]));
     else i = imul(i, param(n, kSliceStep, d, step[k]));
     // a start within a constant step (x[1::2], a pooling tap's phase) is a
     // constant too: taps differing by constants form LLVM's interleaved
     // groups (one wide load and shuffles), not a gather each
-    const bool phase = step[k] > 1 && step[k] <= kConstantStepMax && start[k] <= kConstantStepMax;
+    const bool phase = step[k] > 1 && step[k] <= max_step && start[k] <= max_step;
     if (start[k] == 0) xi[k] = i;
     else xi[k] = iadd(i, phase ? iconst(start[k]) : param(n, kSliceStart, d, start[k]));
   }

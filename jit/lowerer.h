@@ -51,6 +51,12 @@ inline constexpr int64_t kTileNarrowLast = 8;
 // window's), not sizes: a new shape of the same views compiles nothing new;
 // a new step does.
 inline constexpr int64_t kConstantStepMax = 8;
+// Along an outer dim (not x's innermost) a step up to 16, a column level's
+// block of rows (core/reduction_forms.cpp), is a constant too, as is a
+// start inside it: sibling levels over one x (a mean's and var's sums)
+// then load the same values, once in their merged kernel, not once each
+// through params of their own.
+inline constexpr int64_t kConstantOuterStepMax = 16;
 // A view's stride over a block of at most this many elements of a stored
 // buffer (one of its contiguous strides: a row of [N, 3]) is a constant
 // of the kernel, as is an offset inside the block (lower_views.cpp).

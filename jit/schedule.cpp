@@ -429,8 +429,9 @@ bool lower_all(const Graph& g, NodeSet& mat, CutMap& cuts, const MatmulReads& re
 // each other become one multi-output kernel: the roots evaluated together
 // (horizontal fusion), and stored siblings that one later step reads (two
 // row sums whose reader reduces over other dims: stored apart, computed in
-// one pass over the rows). Only those are tried, so that a large graph does
-// not pay a trial lowering for every pair of its kernels.
+// one pass over the rows), and steps over one iteration space reading one
+// large input. Only those are tried, so that a large graph does not pay a
+// trial lowering for every pair of its kernels.
 void merge_independent(std::vector<Step>& steps, const NodeSet& mat, const std::vector<NodePtr>& roots) {
   auto mergeable = [](const Step& s) {
     return s.kind == StepKind::Kernel && !s.outputs.empty() && s.outputs[0]->op != Op::Cat &&
@@ -442,7 +443,7 @@ void merge_independent(std::vector<Step>& steps, const NodeSet& mat, const std::
     const bool sa = a->cls() == OpClass::Scan, sb = b->cls() == OpClass::Scan;
     return sa == sb && (!sa || (a->inputs[0] == b->inputs[0] && a->attrs.ints == b->attrs.ints));
   };
-  NodeSet eligible;
+  NodeSet eligible;  // roots, and siblings one step reads
   if (roots.size() >= 2)
     for (const NodePtr& r : roots) eligible.insert(r.get());
   {
@@ -459,6 +460,30 @@ void merge_independent(std::vector<Step>& steps, const NodeSet& mat, const std::
       if (sibs.size() >= 2) eligible.insert(sibs.begin(), sibs.end());
     }
   }
+  // Steps over one iteration space that read one stored input at least as
+  // large as what they write: merged, they read it once (the levels of
+  // sibling column sums over x: var's sums of d and d*d).
+  std::unordered_map<const Node*, size_t> made_by;  // stored node -> the step writing it
+  for (size_t i = 0; i < steps.size(); ++i)
+    for (const Node* out : steps[i].outputs) made_by[out] = i;
+  std::unordered_map<const Node*, NodeSet> shares;  // step output -> outputs sharing an input
+  const NodeSet paired = eligible;
+  {
+    std::unordered_map<const Node*, std::vector<const Node*>> readers;
+    for (const Step& st : steps)
+      if (mergeable(st) && st.outputs.size() == 1 && !st.rows)
+        for (const Node* in : st.inputs)
+          if (in->shape.numel() >= st.outputs[0]->shape.numel()) readers[in].push_back(st.outputs[0]);
+    for (auto& [in, outs] : readers)
+      for (size_t a = 0; a < outs.size(); ++a)
+        for (size_t b = a + 1; b < outs.size(); ++b)
+          if (outs[a]->shape == outs[b]->shape && outs[a] != outs[b]) {
+            shares[outs[a]].insert(outs[b]);
+            shares[outs[b]].insert(outs[a]);
+            eligible.insert(outs[a]);
+            eligible.insert(outs[b]);
+          }
+  }
   if (eligible.size() < 2) return;
   // Which stored nodes each step's output depends on (through stored inputs).
   std::unordered_map<const Node*, NodeSet> deps;
@@ -472,7 +497,8 @@ void merge_independent(std::vector<Step>& steps, const NodeSet& mat, const std::
       }
     }
   // The merged step runs where its last member ran, so every member's inputs
-  // exist by then; members must not be read by the steps it moves past.
+  // exist by then, unless a step between reads the first member: then where
+  // the first ran, if the last one's inputs exist by then.
   for (size_t i = 0; i < steps.size(); ++i) {
     if (!mergeable(steps[i]) || !eligible.count(steps[i].outputs[0])) continue;
     size_t pos = i;
@@ -484,15 +510,28 @@ void merge_independent(std::vector<Step>& steps, const NodeSet& mat, const std::
       const bool rows_i = steps[pos].rows, rows_j = steps[j].rows;
       if (rows_i != rows_j || !same_scan(group[0], cands[0])) continue;
       if (!rows_i && cands[0]->shape != group[0]->shape) continue;
+      bool related = paired.count(cands[0]) && paired.count(group[0]);
+      for (const Node* g : group)
+        if (!related && shares.count(g)) related = shares.at(g).count(cands[0]) > 0;
+      if (!related) continue;
       bool independent = true;
       for (const Node* cand : cands)
         for (const Node* g : group)
           if (deps[cand].count(g) || deps[g].count(cand)) independent = false;
-      for (size_t k = pos + 1; k < j && independent; ++k)
+      if (!independent) continue;
+      // Where the merged step can run: at j when no step between reads the
+      // group, else at pos when the candidate's inputs exist by then (a
+      // sibling column sum's first level, whose later levels come between).
+      bool late = true, early = true;
+      for (size_t k = pos + 1; k < j && late; ++k)
         for (const Node* in : steps[k].inputs)
           for (const Node* g : group)
-            if (in == g) independent = false;
-      if (!independent) continue;
+            if (in == g) late = false;
+      for (const Node* in : steps[j].inputs) {
+        auto it = made_by.find(in);
+        if (it != made_by.end() && it->second >= pos) early = false;
+      }
+      if (!late && !early) continue;
       std::vector<const Node*> trial = group;
       trial.insert(trial.end(), cands.begin(), cands.end());
       try {
@@ -508,9 +547,15 @@ void merge_independent(std::vector<Step>& steps, const NodeSet& mat, const std::
         merged.work = l.work;
         merged.rows = l.rows;
         merged.why = {Cut::Merged, ""};
-        steps[j] = std::move(merged);
-        steps[pos].outputs.clear();  // emptied: removed below
-        pos = j;
+        if (late) {
+          steps[j] = std::move(merged);
+          steps[pos].outputs.clear();  // emptied: removed below
+          pos = j;
+        } else {
+          steps[pos] = std::move(merged);
+          steps[j].outputs.clear();
+        }
+        for (const Node* out : trial) made_by[out] = pos;
       } catch (const NeedMaterialize&) {
         // not the same rows: stays a kernel of its own
       }

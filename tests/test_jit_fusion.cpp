@@ -584,12 +584,15 @@ TEST_CASE("jit fusion: a column reduction runs as levels of contiguous row-block
   CHECK(p.steps[0].parallel_extent == 18);
   CHECK(p.steps[1].parallel_extent == 2);
   // rows computed inline are combined 8 at a time, the stored partials
-  // 16: 300 -> 37 (+4) -> 2 (+5)
-  const Tensor computed = x * 2.0f;
+  // 16: 300 -> 37 (+4) -> 2 (+5); rows of a few additions and products of
+  // stored ones 16 (x * 2: 300 -> 18, as x's own)
+  const Tensor computed = x.exp();
   jit::Schedule pc = plan(computed.sum(0));
   REQUIRE(pc.steps.size() >= 3);
   CHECK(pc.steps[0].parallel_extent == 37);
   CHECK(pc.steps[1].parallel_extent == 2);
+  CHECK(plan((x * 2.0f).sum(0)).steps[0].parallel_extent == 18);
+  check_values((x * 2.0f).sum(0), 1e-6);
   check_values(computed.sum(0), 1e-6);
   check_values(computed.amax({0}));
   for (size_t k = 0; k < 2; ++k)
@@ -629,14 +632,14 @@ TEST_CASE("jit fusion: a reduction over several dims, some not innermost, runs i
   // sum({0, 1}) of [16, 64, 32]: one node would read each of the 32 outputs'
   // 1024 elements 32 apart, on one thread per output. Staged: the adjacent
   // dims 0 and 1 merge (a [1024, 32] view), then a blocked column reduction:
-  // 1024 rows -> 128 (8 at a time, computed inline) -> 8 (16 at a time,
-  // stored), then the 8.
+  // 1024 rows -> 64 (16 at a time: x's own rows, cast to float64 inline)
+  // -> 4 (16 at a time, stored), then the 4.
   Tensor x = data({16, 64, 32});
   Tensor s = x.sum({0, 1});
   jit::Schedule p = plan(s);
   REQUIRE(p.steps.size() == 3);
-  CHECK(p.steps[0].outputs[0]->shape == Shape{128, 32});
-  CHECK(p.steps[1].outputs[0]->shape == Shape{8, 32});
+  CHECK(p.steps[0].outputs[0]->shape == Shape{64, 32});
+  CHECK(p.steps[1].outputs[0]->shape == Shape{4, 32});
   for (const jit::Value& v : p.steps[0].code->ir.values) CHECK((v.op != jit::VOp::Div && v.op != jit::VOp::Mod));
   // By hand, in double.
   std::vector<double> want(32, 0.0);
@@ -698,7 +701,7 @@ TEST_CASE("jit fusion: a reduction of a permuted view runs over the dims in memo
   // in x's order: its reductions run in that order as well
   Tensor y = x.t() * 2;
   CHECK(plan(y.sum(1)).steps.size() == plan((x * 2).sum(0)).steps.size());
-  CHECK(plan(y.sum(1)).steps[0].parallel_extent == 37);
+  CHECK(plan(y.sum(1)).steps[0].parallel_extent == 18);  // x * 2: 16 rows a level, as x's
   check_values(y.sum(1), 1e-6);
   check_values(y.exp().amax({1}));
   // three dims: the kept dim's elements in place ([32, 16, 64] over x's
