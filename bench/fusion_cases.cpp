@@ -203,6 +203,11 @@ std::vector<Case> make_cases(const Size& sz, Inputs& in) {
          return xc * (xc * xc).mean(1, true).add(1e-5).rsqrt();
        }),
        .check_tol = 1e-3},
+      {.name = "standardize", .expr = "(x - x.mean(0)) / x.std(0)", .shape = rc, .n = N,
+       .min_bytes = f * 2.0 * N, .out_n = N, .build = [=] { return (x - x.mean(0)) / x.std(0); },
+       IMPLS(standardize, px, R, C),
+       .torch = TORCH_IMPL([=] { return (tx - tx.mean(0)) / tx.std(0); }),
+       .check_tol = 1e-3},
       {.name = "transpose_add", .expr = "x.t() + y", .shape = shape_str({S, S}), .n = S * S,
        .min_bytes = f * 3.0 * S * S, .out_n = S * S, .build = [=] { return sx.t() + sy; },
        IMPLS(transpose_add, psx, psy, S),

@@ -74,6 +74,14 @@ void eigen_layernorm(float* out, const float* x, int64_t rows, int64_t cols, flo
   y.colwise() *= (y.square().rowwise().mean() + eps).rsqrt().eval();
 }
 
+void eigen_standardize(float* out, const float* x, int64_t rows, int64_t cols) {
+  const In X = in(x, rows, cols);
+  const Eigen::Array<float, 1, Eigen::Dynamic> m = X.colwise().mean();
+  const Eigen::Array<float, 1, Eigen::Dynamic> sd =
+      ((X.rowwise() - m).square().colwise().sum() / static_cast<float>(rows - 1)).sqrt();
+  out_of(out, rows, cols) = (X.rowwise() - m).rowwise() / sd;
+}
+
 void eigen_transpose_add(float* out, const float* x, const float* y, int64_t n) {
   out_of(out, n, n) = in(x, n, n).transpose() + in(y, n, n);
 }

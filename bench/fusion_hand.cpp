@@ -249,6 +249,49 @@ void hand_layernorm(float* out, const float* x, int64_t rows, int64_t cols, floa
   }
 }
 
+// (x - x.mean(0)) / x.std(0): per thread, float64 sums of x - x[0] and of
+// its square over a share of the rows (8 rows at a time in registers),
+// combined; then a pass writing (x - mean) * (1 / std)
+void hand_standardize(float* out, const float* x, int64_t rows, int64_t cols) {
+  const int threads = std::max(1, g_threads);
+  std::vector<double> s1(static_cast<size_t>(threads * cols), 0.0), s2(s1.size(), 0.0);
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int t = 0; t < threads; ++t) {
+    double* a = s1.data() + t * cols;
+    double* q = s2.data() + t * cols;
+    const int64_t r0 = rows * t / threads, r1 = rows * (t + 1) / threads;
+    for (int64_t r = r0; r < r1; r += 8) {  // 8 rows into the sums at a time
+      const int64_t k = std::min<int64_t>(8, r1 - r);
+#pragma omp simd
+      for (int64_t j = 0; j < cols; ++j) {
+        double sa = 0, sq = 0;
+        for (int64_t i = 0; i < k; ++i) {
+          const double d = static_cast<double>(x[(r + i) * cols + j]) - static_cast<double>(x[j]);
+          sa += d;
+          sq += d * d;
+        }
+        a[j] += sa;
+        q[j] += sq;
+      }
+    }
+  }
+  std::vector<float> m(static_cast<size_t>(cols)), inv(static_cast<size_t>(cols));
+  const double n = static_cast<double>(rows);
+  for (int64_t j = 0; j < cols; ++j) {
+    double a = 0, q = 0;
+    for (int t = 0; t < threads; ++t) a += s1[t * cols + j], q += s2[t * cols + j];
+    m[j] = static_cast<float>(static_cast<double>(x[j]) + a / n);
+    inv[j] = 1.f / std::sqrt(static_cast<float>((q - a * a / n) / (n - 1)));
+  }
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * cols;
+    float* yr = out + r * cols;
+#pragma omp simd
+    for (int64_t j = 0; j < cols; ++j) yr[j] = (xr[j] - m[j]) * inv[j];
+  }
+}
+
 // x.t() + y, square n x n, in 32 x 32 tiles
 void hand_transpose_add(float* out, const float* x, const float* y, int64_t n) {
   constexpr int64_t T = 32;

@@ -27,6 +27,7 @@ namespace kiln_bench {
   void P##softmax(float* out, const float* x, int64_t rows, int64_t cols);                        \
   void P##center(float* out, const float* x, int64_t rows, int64_t cols);                         \
   void P##layernorm(float* out, const float* x, int64_t rows, int64_t cols, float eps);           \
+  void P##standardize(float* out, const float* x, int64_t rows, int64_t cols);                    \
   void P##transpose_add(float* out, const float* x, const float* y, int64_t n);                   \
   void P##matmul(float* out, const float* a, const float* b, int64_t n);
 

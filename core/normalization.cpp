@@ -65,9 +65,10 @@ void update_running(Tensor& running, const Tensor& value, double momentum) {
 
 }  // namespace
 
-// The biased variance from the mean itself, as var() computes it (the same
-// bits), so the statistics take one reduction of x, not two: a batch norm's
-// column sums read x once fewer.
+// The biased variance from the mean itself, in two passes (var() takes
+// one for float32 columns, core/reduce.cpp; here autograd differentiates
+// this graph, and a shifted one pass would route gradients through the
+// shift): x - mean serves the variance and the output alike.
 Normalized normalize_over(const Tensor& x, const Shape& dims, double eps) {
   const Tensor mean = x.mean(dims, true), dev = x - mean, var = (dev * dev).mean(dims, true);
   return {dev * (var + eps).rsqrt(), mean, var};

@@ -93,9 +93,13 @@ bool costly(VOp op) {
 }  // namespace
 
 int64_t iteration_cost(const Kernel& k) {
-  for (const Value& v : k.values)
-    if (costly(v.op)) return 4;
-  return 1;
+  bool math = false;
+  int64_t loads = 0;
+  for (const Value& v : k.values) {
+    math = math || costly(v.op);
+    loads += v.op == VOp::Load;
+  }
+  return std::max<int64_t>(math ? 4 : 1, loads / 4);
 }
 
 bool element_math(const Kernel& k) {

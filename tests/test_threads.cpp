@@ -315,6 +315,13 @@ TEST_CASE("threads: a kernel goes parallel by its elements times their cost") {
   CHECK(parallel(small.exp()) == 1);
   CHECK(parallel(large * 2.0f + 1.0f) == 1);
   CHECK(parallel(rand({16, 64}).exp()) == 0);
+  // a kernel of many loads an iteration, a quarter of them at least: the
+  // first level of a [768, 1024] sum(0) combines 16 stored rows into each
+  // of its [48, 1024] values (2^15 x 1.5 iterations, cost 4) over the pool;
+  // the next, [3, 1024], and the final sum on the caller
+  const Tensor tall = rand({768, 1024}).eval();
+  CHECK(parallel(tall.sum(0)) == 1);
+  CHECK(parallel(tall.narrow(0, 0, 48) * 2.0f) == 0);  // as many values, one load each
   // the values do not depend on it
   const Tensor y = large * 2.0f + 1.0f;
   y.eval();
