@@ -18,6 +18,7 @@
 #include "core/tensor_impl.h"
 #include "jit/dump_files.h"
 #include "jit/inspect.h"
+#include "jit/interleave.h"
 #include "jit/ir_interpreter.h"
 #include "jit/jit_log.h"
 #include "jit/kernel_cache.h"
@@ -197,6 +198,69 @@ int64_t bytes_of(const std::vector<const Node*>& nodes) {
   for (const Node* n : nodes) b += n->numel() * static_cast<int64_t>(element_size(n->dtype));
   return b;
 }
+
+// Kernel k and matmul m chunk by chunk (jit/interleave.h): k's rows [b, e)
+// go into a scratch buffer of one chunk (the output pointer shifted back by
+// b rows, so that row b lands at its start), then m's batch entries [b, e)
+// read them there. k's output is never stored whole. Counted and profiled
+// as the two steps would be.
+template <class InputPtrs, class BufferOf>
+void run_interleaved(const Step& k, const Step& m, const Interleave& il, KernelFn fn, InputPtrs& input_ptrs,
+                     BufferOf& buffer_of, PtrMap<Slot>& slots, bool timed) {
+  const Node& out = *k.outputs[0];
+  const Node& mm = *m.outputs[0];
+  const int64_t elt = static_cast<int64_t>(element_size(out.dtype));
+  const BufferPtr scratch = Buffer::allocate(out.dtype, il.chunk * il.row_elems, Device());
+  BufferPtr& result = slots[&mm].buffer;
+  if (!result) result = Buffer::allocate(mm.dtype, mm.numel(), Device());
+  std::vector<char*> ptrs;
+  const int64_t bytes_in = input_ptrs(k, ptrs);
+  ptrs.push_back(nullptr);
+  std::vector<int64_t> params = k.params;
+  // a chunk's footprint: its stores stay in the caches (no streaming stores)
+  if (k.code->ir.footprint_param >= 0)
+    params[static_cast<size_t>(k.code->ir.footprint_param)] = (bytes_in / il.rows + il.row_elems * elt) * il.chunk;
+  MatmulOperand ops[2];
+  const int own = il.operand, other = 1 - il.operand;
+  ops[own] = matmul_operand(mm, own, out, *scratch);
+  ops[other] = matmul_operand(mm, other, *m.inputs[static_cast<size_t>(other)], *buffer_of(m.inputs[static_cast<size_t>(other)]));
+  const int64_t offset = ops[own].read.offset;
+  ThreadPool& pool = ThreadPool::instance();
+  int64_t kernel_ns = 0, matmul_ns = 0;
+  bool parallel = false;
+  for (int64_t b = 0; b < il.rows; b += il.chunk) {
+    const int64_t e = std::min(il.rows, b + il.chunk);
+    const uintptr_t shift = static_cast<uintptr_t>(b * il.row_elems * elt);
+    ptrs.back() = reinterpret_cast<char*>(reinterpret_cast<uintptr_t>(scratch->data()) - shift);
+    const auto t0 = std::chrono::steady_clock::now();
+    const int64_t first = b * il.iters, last = e * il.iters;
+    if (last - first > 1 && (e - b) * il.row_elems * k.code->cost >= parallel_threshold()) {
+      parallel = true;
+      pool.parallel_for(last - first, [&](int64_t lo, int64_t hi) {
+        fn(ptrs.data(), params.data(), first + lo, first + hi);
+      });
+    } else {
+      fn(ptrs.data(), params.data(), first, last);
+    }
+    const auto t1 = std::chrono::steady_clock::now();
+    ops[own].read.offset = offset - b * il.row_elems;
+    run_matmul(mm, ops[0], ops[1], *result, b, e);
+    if (timed) {
+      kernel_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count();
+      matmul_ns += elapsed_ns(t1);
+    }
+  }
+  ++counters().kernels_launched;
+  ++counters().library_calls;
+  ++counters().interleaved;
+  counters().parallel_launches += parallel;
+  counters().bytes_read += bytes_in;
+  counters().bytes_written += bytes_of(k.outputs);
+  if (timed) {
+    profile_launch(k, kernel_ns, bytes_in + bytes_of(k.outputs));
+    profile_launch(m, matmul_ns, bytes_of(m.inputs) + bytes_of(m.outputs));
+  }
+}
 }  // namespace
 
 bool can_evaluate(const std::vector<NodePtr>& roots) {
@@ -254,8 +318,47 @@ std::vector<BufferPtr> evaluate(const std::vector<NodePtr>& roots, bool interpre
   if (!interpret) ahead = compile_ahead(s);
   std::unordered_set<const KernelCode*>& compiled_here = ahead.done;
 
+  auto kernel_fn = [&](const Step& st) {
+    KernelFn fn = st.code->fn.load(std::memory_order_acquire);
+    if (!fn) {
+      auto key = ahead.keys.find(st.code.get());
+      fn = key != ahead.keys.end() ? compiled_kernel(st.code->ir, key->second) : compiled_kernel(st.code->ir);
+      st.code->fn.store(fn, std::memory_order_release);
+    } else if (compiled_here.erase(st.code.get()) == 0) {
+      ++counters().cache_hits_memory;
+      if (jit_log_enabled()) jit_log("kernel " + st.code->ir.name + ": compiled code reused (schedule cache)");
+    }
+    return fn;
+  };
+  auto input_ptrs = [&](const Step& st, std::vector<char*>& ptrs) {
+    int64_t bytes = 0;
+    for (const Node* in : st.inputs) {
+      const BufferPtr& b = buffer_of(in);
+      ptrs.push_back(static_cast<char*>(b->data()));
+      bytes += static_cast<int64_t>(b->nbytes());
+    }
+    return bytes;
+  };
+
   for (size_t step = 0; step < s.steps.size(); ++step) {
     const Step& st = s.steps[step];
+    if (!interpret && !memo_frontier && step + 1 < s.steps.size() && st.kind == StepKind::Kernel &&
+        st.outputs.size() == 1) {
+      const Step& next = s.steps[step + 1];
+      const Slot& o = slots[st.outputs[0]];
+      if (auto il = interleavable(st, next, o.readers, o.root, ThreadPool::instance().num_threads())) {
+        try {
+          run_interleaved(st, next, *il, kernel_fn(st), input_ptrs, buffer_of, slots, timed);
+        } catch (const Error& e) {
+          throw Error(e.message() + "\n  in kernels k" + std::to_string(step) + " " + step_name(st) + " and k" +
+                      std::to_string(step + 1) + " " + step_name(next) + " (interleaved)");
+        }
+        release_inputs(st);
+        release_inputs(next);
+        ++step;
+        continue;
+      }
+    }
     try {
       if (st.base_copy) {
         KILN_INTERNAL_ASSERT(step + 1 < s.steps.size() && s.steps[step + 1].outputs == st.outputs,
@@ -288,26 +391,10 @@ std::vector<BufferPtr> evaluate(const std::vector<NodePtr>& roots, bool interpre
         ++counters().library_calls;
         if (timed) profile_launch(st, elapsed_ns(t0), bytes_of(st.inputs) + bytes_of(st.outputs));
       } else {
-        KernelFn fn = nullptr;
-        if (!interpret) {
-          fn = st.code->fn.load(std::memory_order_acquire);
-          if (!fn) {
-            auto key = ahead.keys.find(st.code.get());
-            fn = key != ahead.keys.end() ? compiled_kernel(st.code->ir, key->second) : compiled_kernel(st.code->ir);
-            st.code->fn.store(fn, std::memory_order_release);
-          } else if (compiled_here.erase(st.code.get()) == 0) {
-            ++counters().cache_hits_memory;
-            if (jit_log_enabled()) jit_log("kernel " + st.code->ir.name + ": compiled code reused (schedule cache)");
-          }
-        }
+        KernelFn fn = interpret ? nullptr : kernel_fn(st);
         std::vector<char*> ptrs;
         ptrs.reserve(st.inputs.size() + outs.size());
-        int64_t bytes_in = 0;
-        for (const Node* in : st.inputs) {
-          const BufferPtr& b = buffer_of(in);
-          ptrs.push_back(static_cast<char*>(b->data()));
-          bytes_in += static_cast<int64_t>(b->nbytes());
-        }
+        const int64_t bytes_in = input_ptrs(st, ptrs);
         for (const BufferPtr& b : outs) ptrs.push_back(static_cast<char*>(b->data()));
         // a Cat part or Assign scatter stores its source's elements, not the whole tensor
         const int64_t bytes_out = step_bytes_written(s, step);

@@ -125,6 +125,22 @@ MatmulOperand matmul_operand(const Node& n, int i, const Node& stored, const Buf
   return MatmulOperand{&buffer, operand_read(n, i, stored)};
 }
 
+bool operand_in_rows(const Node& n, int i, const Node& stored, int64_t row_elems) {
+  const StridedRead r = operand_read(n, i, stored);
+  const Shape& s = n.inputs[static_cast<size_t>(i)]->shape;
+  const size_t d = s.size();
+  // the last element a batch entry's matrix reads past its first (strides >= 0: blas_readable)
+  const int64_t reach = (s[d - 2] - 1) * r.strides[d - 2] + (s[d - 1] - 1) * r.strides[d - 1];
+  int64_t batch = 1;
+  for (size_t k = 0; k + 2 < d; ++k) batch *= s[k];
+  if (s[d - 2] == 0 || s[d - 1] == 0 || batch * row_elems != stored.numel()) return false;
+  for (int64_t e = 0; e < batch; ++e) {
+    const int64_t first = batch_offset(s, r, e) - e * row_elems;
+    if (first < 0 || first + reach >= row_elems) return false;
+  }
+  return true;
+}
+
 bool matmul_transposed(const Node& n, int i, const Node& stored) {
   const StridedRead r = operand_read(n, i, stored);
   const Shape& s = n.inputs[static_cast<size_t>(i)]->shape;
@@ -132,7 +148,8 @@ bool matmul_transposed(const Node& n, int i, const Node& stored) {
   return blas_matrix(s[d - 2], s[d - 1], r.strides[d - 2], r.strides[d - 1])->trans;
 }
 
-void run_matmul(const Node& n, const MatmulOperand& a, const MatmulOperand& b, Buffer& out) {
+void run_matmul(const Node& n, const MatmulOperand& a, const MatmulOperand& b, Buffer& out, int64_t first,
+                int64_t last) {
   const int64_t r = n.rank();
   const int64_t M = n.shape[r - 2], N = n.shape[r - 1];
   const Shape& sa = n.inputs[0]->shape;
@@ -141,6 +158,7 @@ void run_matmul(const Node& n, const MatmulOperand& a, const MatmulOperand& b, B
   int64_t batch = 1;
   for (int64_t d = 0; d < r - 2; ++d) batch *= n.shape[d];
   if (batch * M * N == 0) return;
+  if (last < 0) last = batch;
   const StridedRead &ra = a.read, &rb = b.read;
 #if defined(KILN_HAVE_BLAS)
   if ((n.dtype == DType::Float32 || n.dtype == DType::Float64) && K > 0) {
@@ -148,7 +166,7 @@ void run_matmul(const Node& n, const MatmulOperand& a, const MatmulOperand& b, B
     const std::optional<BlasMatrix> mb = blas_matrix(K, N, rb.strides[r - 2], rb.strides[r - 1]);
     KILN_INTERNAL_ASSERT(ma && mb, "matmul operands BLAS cannot read");
     auto call = [&](auto* po, const auto* pa, const auto* pb) {
-      for (int64_t i = 0; i < batch; ++i)
+      for (int64_t i = first; i < last; ++i)
         gemm(*ma, *mb, static_cast<int>(M), static_cast<int>(N), static_cast<int>(K), pa + batch_offset(sa, ra, i),
              pb + batch_offset(sb, rb, i), po + i * M * N);
     };
@@ -166,8 +184,8 @@ void run_matmul(const Node& n, const MatmulOperand& a, const MatmulOperand& b, B
     const T* pb = b.buffer->as<T>();
     T* po = out.as<T>();
     const int64_t am = ra.strides[r - 2], ak = ra.strides[r - 1], bk = rb.strides[r - 2], bn = rb.strides[r - 1];
-    ThreadPool::instance().parallel_for(batch * M, [&](int64_t begin, int64_t end) {
-      for (int64_t row = begin; row < end; ++row) {
+    ThreadPool::instance().parallel_for((last - first) * M, [&](int64_t begin, int64_t end) {
+      for (int64_t row = first * M + begin; row < first * M + end; ++row) {
         const int64_t i = row / M, m = row % M;
         const T* arow = pa + batch_offset(sa, ra, i) + m * am;
         const T* bmat = pb + batch_offset(sb, rb, i);

@@ -54,8 +54,15 @@ MatmulOperand matmul_operand(const Node& n, int i, const Node& stored, const Buf
 // Whether BLAS reads that operand transposed (for the plan text).
 bool matmul_transposed(const Node& n, int i, const Node& stored);
 
+// Whether each batch entry e of operand i (read from stored node `stored`)
+// lies within elements [e * row_elems, (e + 1) * row_elems) of its buffer,
+// stored's rows of row_elems one per entry (jit/interleave.h).
+bool operand_in_rows(const Node& n, int i, const Node& stored, int64_t row_elems);
+
 // out[..., M, N] = a[..., M, K] x b[..., K, N], equal batch dims (any batch
-// strides, 0 included); out is contiguous.
-void run_matmul(const Node& n, const MatmulOperand& a, const MatmulOperand& b, Buffer& out);
+// strides, 0 included); out is contiguous. Batch entries [first, last) only
+// (last -1: to the end).
+void run_matmul(const Node& n, const MatmulOperand& a, const MatmulOperand& b, Buffer& out, int64_t first = 0,
+                int64_t last = -1);
 
 }  // namespace kiln::jit

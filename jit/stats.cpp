@@ -55,7 +55,7 @@ void reset_stats() {
   for (auto* a : {&c.evaluations, &c.schedules, &c.schedule_requests, &c.kernels_compiled, &c.kernels_launched,
                   &c.library_calls, &c.cache_hits_memory, &c.cache_hits_disk, &c.compile_ns, &c.disk_load_ns,
                   &c.bytes_read, &c.bytes_written, &c.writes_in_place, &c.kernels_lowered, &c.fuse_rows_visits,
-                  &c.parallel_launches})
+                  &c.parallel_launches, &c.interleaved})
     a->store(0);
 }
 

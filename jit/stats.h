@@ -19,6 +19,8 @@ struct Counters {
   std::atomic<int64_t> kernels_lowered{0}, fuse_rows_visits{0};
   // Kernel launches split over the thread pool (the rest ran on the caller).
   std::atomic<int64_t> parallel_launches{0};
+  // Kernels run chunk by chunk with the matmul reading them (jit/interleave.h).
+  std::atomic<int64_t> interleaved{0};
 };
 Counters& counters();
 
