@@ -80,6 +80,7 @@ std::optional<Interleave> interleavable(const Step& k, const Step& m, int64_t re
   const int64_t p = k.parallel_extent;
   if (operand < 0 || operand > 1 || rows < 2 || p % rows != 0 || out.numel() % p != 0) return std::nullopt;
   const int64_t n = out.numel() / rows;
+  if (n * static_cast<int64_t>(element_size(out.dtype)) > kInterleaveMaxEntryBytes) return std::nullopt;
   const int slot = static_cast<int>(k.inputs.size());  // the output's buffer slot, after the inputs
   if (!operand_in_rows(mm, operand, out, n) || !writes_rows_in_order(k.code->ir, k.params, slot, p, out.numel() / p))
     return std::nullopt;
