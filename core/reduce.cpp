@@ -323,22 +323,14 @@ Tensor Tensor::argmin(std::optional<int64_t> d, bool keepdim, SourceLoc loc) con
 namespace {
 // Rows of up to kVarRowTwoPassMax elements over the trailing dims (a
 // layernorm's) keep the two passes: one row kernel reads its row twice from
-// cache (var(1) of 4096 x 4096 ran 7% slower in one pass), as do columns
-// narrower than 16 (they run as wide rows, core/reduction_forms.cpp, where
-// the shift K is a stored operand of its own: 3 passes over x, not 2).
+// cache (var(1) of 4096 x 4096 ran 7% slower in one pass).
 constexpr int64_t kVarRowTwoPassMax = 1 << 16;
 bool var_in_one_pass(const Tensor& x, const Shape& dims, int64_t n) {
   const DType t = x.dtype();
   if (n == 0 || x.dim() == 0 || (t != kFloat32 && t != kFloat16 && t != kBFloat16)) return false;
   bool trailing = dims.back() == x.dim() - 1;
   for (size_t k = 1; k < dims.size(); ++k) trailing = trailing && dims[k] == dims[k - 1] + 1;
-  if (trailing && n <= kVarRowTwoPassMax) return false;
-  if (dims.size() == 1 && dims[0] < x.dim() - 1) {
-    int64_t inner = 1;
-    for (int64_t d = dims[0] + 1; d < x.dim(); ++d) inner *= x.sizes()[d];
-    if (inner < 16) return false;
-  }
-  return true;
+  return !(trailing && n <= kVarRowTwoPassMax);
 }
 Tensor var_one_pass(const Tensor& x, const Shape& dims, bool keepdim, int64_t divisor) {
   Tensor k = x;

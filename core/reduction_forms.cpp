@@ -143,20 +143,21 @@ bool views_stored(const Node* x) {
 // memory and constants (var's x - K and its square): its levels combine 16
 // rows as stored rows' do, so that they merge with x's own (x.mean(0)'s in
 // a standardization) into one pass over x.
-bool cheap_of_stored(const Node* x, int& budget) {
-  if (has_value(*x)) return true;
-  if (--budget < 0) return false;
+bool cheap_of_stored(const Node* x, std::vector<const Node*>& seen) {
+  if (has_value(*x) || std::find(seen.begin(), seen.end(), x) != seen.end()) return true;
+  if (seen.size() >= 16) return false;
+  seen.push_back(x);
   const Op op = x->op;
   if (!is_view(op) && op != Op::Cast && op != Op::Add && op != Op::Sub && op != Op::Mul && op != Op::Neg &&
       op != Op::Abs && op != Op::Full)
     return false;
   for (const NodePtr& in : x->inputs)
-    if (!cheap_of_stored(in.get(), budget)) return false;
+    if (!cheap_of_stored(in.get(), seen)) return false;
   return true;
 }
 bool cheap_of_stored(const Node* x) {
-  int budget = 16;  // (nodes visited, a shared one each time it is read)
-  return cheap_of_stored(x, budget);
+  std::vector<const Node*> seen;  // (at most 16 distinct nodes)
+  return cheap_of_stored(x, seen);
 }
 NodePtr blocked_column_reduction(Op op, DType out, const NodePtr& x, const Shape& rdims) {
   if (rdims.size() != 1 || (op != Op::Sum && op != Op::Prod && op != Op::Max && op != Op::Min)) return nullptr;
@@ -222,6 +223,10 @@ class WideRows {
     auto found = memo_.find(n.get());
     if (found != memo_.end()) return found->second;
     if (--budget_ < 0 || n->shape != x_->shape) return nullptr;
+    if (NodePtr r = rebuilt_before(n)) {
+      memo_.emplace(n.get(), r);
+      return r;
+    }
     const Shape shape{outer_, q_, wide_};
     NodePtr r;
     if (const NodePtr base = stored_base(n)) {
@@ -240,10 +245,45 @@ class WideRows {
       r = make_node(n->op, n->dtype, n->device, shape, std::move(in), n->attrs);
     }
     memo_.emplace(n.get(), r);
+    if (r) remember(n, r);
     return r;
   }
 
  private:
+  // The nodes rebuilt last on this thread over the same wide rows: sibling
+  // reductions of one x (var's sums of d and d * d, beside x.mean(0)'s)
+  // then read the same views and the same stored operands, and their
+  // levels merge into one pass over x (jit/schedule.cpp). Weak pointers,
+  // as core/reduce.cpp's built reductions.
+  struct Rebuilt {
+    std::weak_ptr<const Node> source, result;
+    Shape shape;  // x's, then d, inner, wide, q, outer
+  };
+  static constexpr size_t kRebuilt = 64;
+  static std::vector<Rebuilt>& rebuilt() {
+    thread_local std::vector<Rebuilt> r(kRebuilt);
+    return r;
+  }
+  static size_t& next_rebuilt() {
+    thread_local size_t n = 0;
+    return n;
+  }
+  Shape key() const {
+    Shape k = x_->shape;
+    k.insert(k.end(), {d_, inner_, wide_, q_, outer_});
+    return k;
+  }
+  NodePtr rebuilt_before(const NodePtr& n) const {
+    const Shape k = key();
+    for (const Rebuilt& b : rebuilt())
+      if (b.shape == k && b.source.lock() == n)
+        if (NodePtr r = b.result.lock()) return r;
+    return nullptr;
+  }
+  void remember(const NodePtr& n, const NodePtr& r) const {
+    rebuilt()[next_rebuilt()++ % kRebuilt] = {n, r, key()};
+  }
+
   // A view of x's shape broadcasting one value, or one row of w along N
   // and the outer dims, over the wide rows; null for any other view.
   NodePtr broadcast(const NodePtr& v) {

@@ -521,7 +521,10 @@ void merge_independent(std::vector<Step>& steps, const NodeSet& mat, const std::
       if (!independent) continue;
       // Where the merged step can run: at j when no step between reads the
       // group, else at pos when the candidate's inputs exist by then (a
-      // sibling column sum's first level, whose later levels come between).
+      // sibling column sum's first level, whose later levels come between),
+      // else at j with the steps between that read the group, directly or
+      // not, moved after it (the candidate reads a value stored between:
+      // var's shift of narrow columns, beside the mean's levels).
       bool late = true, early = true;
       for (size_t k = pos + 1; k < j && late; ++k)
         for (const Node* in : steps[k].inputs)
@@ -531,7 +534,28 @@ void merge_independent(std::vector<Step>& steps, const NodeSet& mat, const std::
         auto it = made_by.find(in);
         if (it != made_by.end() && it->second >= pos) early = false;
       }
-      if (!late && !early) continue;
+      // else: the steps between reading the group, directly or not (an
+      // Assign's copy and its scatter, which the executor runs as a pair,
+      // together), move after j, and the candidate must not read them
+      std::vector<char> moved;
+      if (!late && !early) {
+        moved.assign(j - pos, 0);  // moved[k - pos]
+        NodeSet reach(group.begin(), group.end());
+        for (size_t k = pos + 1; k < j; ++k) {
+          const size_t last = steps[k].base_copy && k + 1 < j ? k + 1 : k;
+          bool reads = false;
+          for (size_t u = k; u <= last; ++u)
+            for (const Node* in : steps[u].inputs) reads = reads || reach.count(in) > 0;
+          for (size_t u = k; u <= last && reads; ++u) {
+            moved[u - pos] = 1;
+            reach.insert(steps[u].outputs.begin(), steps[u].outputs.end());
+          }
+          k = last;
+        }
+        bool cand_reads_moved = false;
+        for (const Node* in : steps[j].inputs) cand_reads_moved = cand_reads_moved || reach.count(in) > 0;
+        if (cand_reads_moved) continue;
+      }
       std::vector<const Node*> trial = group;
       trial.insert(trial.end(), cands.begin(), cands.end());
       try {
@@ -551,9 +575,23 @@ void merge_independent(std::vector<Step>& steps, const NodeSet& mat, const std::
           steps[j] = std::move(merged);
           steps[pos].outputs.clear();  // emptied: removed below
           pos = j;
-        } else {
+        } else if (early) {
           steps[pos] = std::move(merged);
           steps[j].outputs.clear();
+        } else {
+          std::vector<Step> before, after;
+          for (size_t k = pos + 1; k < j; ++k) (moved[k - pos] ? after : before).push_back(std::move(steps[k]));
+          const size_t first = pos;
+          for (Step& st : before) steps[pos++] = std::move(st);
+          steps[pos] = std::move(merged);
+          size_t at = pos + 1;
+          for (Step& st : after) steps[at++] = std::move(st);
+          KILN_INTERNAL_ASSERT(at == j, "merge: steps moved past the candidate do not fill its range");
+          steps[j].outputs.clear();  // the candidate's old place: removed below
+          steps[j].inputs.clear();
+          for (size_t k = first; k <= j; ++k)
+            for (const Node* out : steps[k].outputs) made_by[out] = k;
+          j = pos;
         }
         for (const Node* out : trial) made_by[out] = pos;
       } catch (const NeedMaterialize&) {

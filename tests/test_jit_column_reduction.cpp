@@ -228,7 +228,10 @@ TEST_CASE("jit column reduction: computed narrow rows (var, softmax, a column op
       n += st.outputs.front()->shape == computed || st.outputs.front()->shape == stored;
     return n;
   };
-  CHECK(first_levels(f.var(0), Shape{1, 78, 80}, Shape{1, 39, 80}) == 2);  // the mean's, then the squared deviations'
+  // float32's var in one pass: the sums of d and d * d in one kernel
+  // (core/reduce.cpp); float64's the mean's, then the squared deviations'
+  CHECK(first_levels(f.var(0), Shape{1, 78, 80}, Shape{1, 39, 80}) == 1);
+  CHECK(first_levels(f.to(kFloat64).eval().var(0), Shape{1, 78, 80}, Shape{1, 39, 80}) == 2);
   CHECK(first_levels(p.softmax(0), Shape{1, 64, 48}, Shape{1, 32, 48}) == 2);  // the max's, then the exp sum's
   CHECK(first_levels((p - c).abs().amax({0}), Shape{1, 32, 48}) == 1);  // cheap rows: 16 a level
   CHECK(first_levels((p * 0.5f).exp().sum(0), Shape{1, 64, 48}) == 1);
@@ -270,7 +273,7 @@ TEST_CASE("jit column reduction: computed narrow rows (var, softmax, a column op
   // a mean per batch ([7, 1, 3], varying along the outer dim): each
   // batch's row repeated over its wide row; by hand
   const Tensor b = data({7, 2001, 3}).eval();
-  CHECK(first_levels(b.var(1), Shape{7, 15, 48}, Shape{7, 7, 48}) == 2);  // 2001 rows of 3: 125 of 48 and 1 left
+  CHECK(first_levels(b.var(1), Shape{7, 15, 48}, Shape{7, 7, 48}) == 1);  // 2001 rows of 3: 125 of 48 and 1 left
   {
     const std::vector<double> v = b.to(kFloat64).to_vector<double>();
     const std::vector<double> var = b.var(1).to(kFloat64).to_vector<double>(),
@@ -303,19 +306,19 @@ TEST_CASE("jit column reduction: computed narrow rows (var, softmax, a column op
 }
 
 TEST_CASE("jit column reduction: a reduction of the same node built twice is one node, computed once") {
-  // x.mean(0) beside x.std(0): the variance builds x's mean too
-  const Tensor x = data({5000, 10}).eval();
+  // x.mean(0) beside x.std(0) of float64: the two-pass variance builds x's
+  // mean too
+  const Tensor x = data({5000, 10}, kFloat64).eval();
   const Tensor a = x.sum(0), b = x.sum(0), c = x.sum(0, true);
   const Node* ra = a.impl()->storage->node->inputs[0].get();
   CHECK(ra == b.impl()->storage->node->inputs[0].get());
   CHECK(ra == c.impl()->storage->node.get());  // keepdim: the reduction itself
   CHECK(ra != x.sum(1).impl()->storage->node->inputs[0].get());
-  CHECK(ra != x.to(kFloat64).sum(0).impl()->storage->node->inputs[0].get());
+  CHECK(ra != x.to(kFloat32).sum(0).impl()->storage->node->inputs[0].get());
   // the standardization: one mean's levels (5000 rows of 10 as 625 of 80:
   // a first level of [1, 39, 80] over x's rows, of [1, 78, 80] over
-  // computed ones) and the squared deviations', as std's (columns this
-  // narrow keep var's two passes: core/reduce.cpp). First levels stored,
-  // whether in a kernel of their own or merged with another's:
+  // computed ones) and the squared deviations', as std's. First levels
+  // stored, whether in a kernel of their own or merged with another's:
   auto first_levels = [](const Tensor& t) {
     const jit::Schedule s = jit::schedule({t.impl()->storage->node}, jit::ScheduleOptions{});
     int n = 0;
@@ -327,7 +330,20 @@ TEST_CASE("jit column reduction: a reduction of the same node built twice is one
   CHECK(first_levels(x.std(0)) == 2);
   CHECK(first_levels(z) == 2);
   // another node's mean: its own levels (merged with x's mean's: both read x)
-  CHECK(first_levels((x - (x * 1.0f).mean(0)) / x.std(0)) == 3);
+  CHECK(first_levels((x - (x * 1.0).mean(0)) / x.std(0)) == 3);
+  // float32: the mean's sums and the one-pass variance's (of d and d * d)
+  // in one pass over x (three first levels in one kernel), then the output
+  {
+    const Tensor x32 = data({5000, 10}).eval();
+    const Tensor z32 = (x32 - x32.mean(0)) / x32.std(0);
+    CHECK(first_levels(z32) == 3);
+    const jit::Schedule s = jit::schedule({z32.impl()->storage->node}, jit::ScheduleOptions{});
+    int reading = 0;  // the passes over x (the leftover rows' few reads aside)
+    for (const jit::Step& st : s.steps)
+      for (const Node* in : st.inputs) reading += in == x32.impl()->storage->node.get() && st.outputs[0]->numel() >= 3120;
+    CHECK(reading == 2);
+    kiln_test::check_jit_close(z32, 1e-5);
+  }
   // values by hand, in double
   const std::vector<double> v = x.to(kFloat64).to_vector<double>(), got = z.to(kFloat64).to_vector<double>();
   int64_t wrong = 0;
