@@ -498,7 +498,8 @@ void merge_independent(std::vector<Step>& steps, const NodeSet& mat, const std::
     }
   // The merged step runs where its last member ran, so every member's inputs
   // exist by then, unless a step between reads the first member: then where
-  // the first ran, if the last one's inputs exist by then.
+  // the first ran, if the last one's inputs exist by then, or else at the
+  // last with the steps between that read the first moved after it.
   for (size_t i = 0; i < steps.size(); ++i) {
     if (!mergeable(steps[i]) || !eligible.count(steps[i].outputs[0])) continue;
     size_t pos = i;
