@@ -332,13 +332,13 @@ bool var_in_one_pass(const Tensor& x, const Shape& dims, int64_t n) {
   for (size_t k = 1; k < dims.size(); ++k) trailing = trailing && dims[k] == dims[k - 1] + 1;
   return !(trailing && n <= kVarRowTwoPassMax);
 }
-Tensor var_one_pass(const Tensor& x, const Shape& dims, bool keepdim, int64_t divisor) {
+Tensor var_one_pass(const Tensor& x, const Shape& dims, bool keepdim, int64_t n, int64_t divisor) {
   Tensor k = x;
   for (int64_t d : dims) k = k.narrow(d, 0, 1);
   const Tensor d = x.to(kFloat64) - k.to(kFloat64);
   const Tensor s1 = reduce(d, Op::Sum, dims, keepdim, kFloat64, kFloat64, "var");
   const Tensor s2 = reduce(d * d, Op::Sum, dims, keepdim, kFloat64, kFloat64, "var");
-  const Tensor m2 = (s2 - s1 * s1 / static_cast<double>(reduced_count(x, dims))).clamp_min(0.0);
+  const Tensor m2 = (s2 - s1 * s1 / static_cast<double>(n)).clamp_min(0.0);
   return divide_by_count(m2, divisor).to(x.dtype());
 }
 }  // namespace
@@ -352,7 +352,7 @@ Tensor Tensor::var(const Shape& dims, bool unbiased, bool keepdim, SourceLoc loc
   {
     AutoGradMode no_grad(false);
     if (var_in_one_pass(*this, nd, n)) {
-      r = var_one_pass(*this, nd, keepdim, divisor);
+      r = var_one_pass(*this, nd, keepdim, n, divisor);
     } else {
       Tensor mu = divide_by_count(reduce(*this, Op::Sum, nd, true, dtype(), dtype(), "var"), n);
       Tensor dev = *this - mu;

@@ -70,7 +70,8 @@ std::optional<Interleave> interleavable(const Step& k, const Step& m, int64_t re
   if (k.kind != StepKind::Kernel || m.kind != StepKind::Matmul || k.outputs.size() != 1 || readers != 1 || root)
     return std::nullopt;
   const Node& out = *k.outputs[0];
-  if (out.numel() * static_cast<int64_t>(element_size(out.dtype)) < kInterleaveMinBytes) return std::nullopt;
+  const int64_t elt = static_cast<int64_t>(element_size(out.dtype));
+  if (out.numel() * elt < kInterleaveMinBytes) return std::nullopt;
   int operand = -1;
   for (int i = 0; i < 2; ++i)
     if (m.inputs[static_cast<size_t>(i)] == &out) operand = operand < 0 ? i : 2;
@@ -79,8 +80,8 @@ std::optional<Interleave> interleavable(const Step& k, const Step& m, int64_t re
   for (int64_t d = 0; d + 2 < mm.rank(); ++d) rows *= mm.shape[d];
   const int64_t p = k.parallel_extent;
   if (operand < 0 || operand > 1 || rows < 2 || p % rows != 0 || out.numel() % p != 0) return std::nullopt;
-  const int64_t n = out.numel() / rows;
-  if (n * static_cast<int64_t>(element_size(out.dtype)) > kInterleaveMaxEntryBytes) return std::nullopt;
+  const int64_t n = out.numel() / rows, bytes = n * elt;  // an entry's
+  if (bytes > kInterleaveMaxEntryBytes) return std::nullopt;
   const int slot = static_cast<int>(k.inputs.size());  // the output's buffer slot, after the inputs
   if (!operand_in_rows(mm, operand, out, n) || !writes_rows_in_order(k.code->ir, k.params, slot, p, out.numel() / p))
     return std::nullopt;
@@ -91,7 +92,6 @@ std::optional<Interleave> interleavable(const Step& k, const Step& m, int64_t re
   // image: one at a time on the caller. Two side by side on two threads,
   // then their two GEMMs, measured no faster: a GEMM read half its data
   // from the other core's cache.)
-  const int64_t bytes = n * static_cast<int64_t>(element_size(out.dtype));
   const Interleave il{rows, n, p / rows, operand, std::min(rows, std::max<int64_t>(1, (int64_t{512} << 10) / bytes))};
   // With several threads, only where a chunk is one iteration of the kernel
   // (an im2col's image), which runs on the caller: a kernel split over the

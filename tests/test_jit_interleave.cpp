@@ -6,6 +6,7 @@
 // against the reference evaluator.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <vector>
 
 #include "jit/interleave.h"
