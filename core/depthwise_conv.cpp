@@ -9,7 +9,7 @@
 // each output channel adds its taps' products elementwise, in tap order,
 // the way pooling folds its windows (pooling.cpp): one kernel over the
 // output (after the padded input, stored) whose tap loads run as vectors
-// along the output rows; past 9 taps, one kernel per stage of rows. The
+// along the output rows; past 25 taps, one kernel per stage of rows. The
 // gradient (ConvolutionBackward0, PyTorch's name) goes back through the
 // windows' adjoint, not through the taps one by one (each tap's select
 // would scatter into zeros): the input's is col2im of g * w (fold_windows
@@ -23,14 +23,18 @@ namespace kiln {
 
 namespace {
 
-// As pooling's kFoldedWindow: a fold's kernel grows with its taps (a 3 x 3
-// fold compiles in about 10 ms; 25 taps in one kernel ran 7.3 ms at
-// [8, 64, 56, 56] and compiled in 81). A larger window folds in stages of
-// whole rows of its last dim (at most kFoldedConvTaps taps), each stage's
-// sum stored: 5 x 5 as five kernels of five taps, the later four one
-// compiled kernel (their rows differ by a param offset): 21.3 ms (im2col
-// and a matmul of K = 25) -> 4.4 ms; 3 x 3 x 3 as three stages of 9.
-constexpr int64_t kFoldedConvTaps = 9;
+// As pooling's kFoldedWindow: a fold's kernel grows with its taps. A 5 x 5
+// window's 25 taps run in one kernel (1 thread, [8, 64, 56, 56]: 2.7-3.4
+// ms, its kernel compiled in about 18 ms; as five stages of a row, each
+// stage's sum stored, 4.6-4.9 ms, and 21.3 ms as im2col and a matmul of
+// K = 25): the taps, shifted blocks of the stored padded input, load at a
+// few row pointers and constant displacements (jit/lower_views.cpp:
+// shifted_of), and rows not a multiple of 16 end in a masked vector, not
+// a scalar remainder of every tap (codegen/llvm/loop_hints.cpp). (Before
+// both, 25 taps in one kernel ran 7.3 ms and compiled in 81.) A larger
+// window folds in stages of whole rows of its last dim, each stage's sum
+// stored: 7 x 7 as 3 + 2 + 2 rows, 3 x 3 x 3 as 15 + 12 taps.
+constexpr int64_t kFoldedConvTaps = 25;
 constexpr int64_t kStagedConvTaps = 81;
 
 Shape kernel_of(const Tensor& weight) { return Shape(weight.sizes().begin() + 2, weight.sizes().end()); }
@@ -71,16 +75,18 @@ Tensor depthwise_conv(const Tensor& x, const Tensor& weight, const ConvArgs& a, 
     // measured 1.1x slower there).
     const Tensor win = conv_windows(x, kernel, a, outs, /*store_padded=*/true).unsqueeze(2);  // [N, G, 1, O..., K...]
     const Tensor w = weight_along_windows(weight, groups, k);          // [1, G, m, 1..., K...]
-    // taps per kernel: all, or as many whole rows of the last dim as fit
-    const int64_t per_stage = kernel.numel() <= kFoldedConvTaps
-                                  ? kernel.numel()
-                                  : kFoldedConvTaps / kernel.back() * kernel.back();
+    // taps per kernel: all, or whole rows of the last dim in as few
+    // stages as fit, the later stages of equal rows (one compiled kernel:
+    // their taps differ from each other's by constants at a param base)
+    const int64_t rows = kernel.numel() / kernel.back(), most = std::max<int64_t>(1, kFoldedConvTaps / kernel.back());
+    const int64_t stages = kernel.numel() <= kFoldedConvTaps ? 1 : (rows + most - 1) / most;
+    const int64_t later = rows / stages * kernel.back(), first = kernel.numel() - later * (stages - 1);
     Shape tap(static_cast<size_t>(k), 0);
     for (int64_t t = 1;; ++t) {
       const Tensor term = window_tap(win, tap) * window_tap(w, tap);
       out = out.defined() ? out + term : term;
       if (!next_tap(tap, kernel)) break;
-      if (t % per_stage == 0) out = stored_copy(out);
+      if (t >= first && (t - first) % later == 0) out = stored_copy(out);
     }
     Shape out_shape{n, oc};
     out_shape.insert(out_shape.end(), outs.begin(), outs.end());

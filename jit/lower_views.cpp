@@ -37,6 +37,50 @@ bool slice_dims(const Node* n, const Node* x, std::vector<int64_t>& xdim) {
   return k == xr;
 }
 
+// View n of x as x[start_k + i * step_k] along each of x's dims k, read
+// along n's dim from[k] (a slice, dim by dim, inside x's bounds).
+struct SliceForm {
+  std::vector<int64_t> from;
+  Shape start, step;
+};
+bool slice_form(const Node* n, const Node* x, SliceForm& f) {
+  const auto& a = n->attrs.ints;
+  const int64_t rank = n->rank(), xr = x->rank();
+  std::vector<int64_t> xdim;
+  if (x->numel() == 0 || n->numel() == 0 || !slice_dims(n, x, xdim)) return false;
+  f.from.assign(static_cast<size_t>(xr), -1);
+  for (int64_t d = 0; d < rank; ++d)
+    if (xdim[d] >= 0) f.from[static_cast<size_t>(xdim[d])] = d;
+  const Shape xs = contiguous_strides(x->shape);
+  int64_t off = a[0];
+  f.start = Shape(static_cast<size_t>(xr), 0);
+  f.step = Shape(static_cast<size_t>(xr), 0);
+  for (int64_t k = 0; k < xr; ++k) {
+    f.start[k] = off / xs[k];
+    off -= f.start[k] * xs[k];
+    const int64_t d = f.from[static_cast<size_t>(k)];
+    if (n->shape[d] == 1) continue;  // step 0
+    if (a[1 + d] < 0 || a[1 + d] % xs[k] != 0) return false;
+    f.step[k] = a[1 + d] / xs[k];
+  }
+  if (off != 0) return false;
+  for (int64_t k = 0; k < xr; ++k) {
+    const int64_t size = n->shape[f.from[static_cast<size_t>(k)]];
+    if (f.start[k] < 0 || (size > 0 && f.start[k] + (size - 1) * f.step[k] >= x->shape[k])) return false;
+  }
+  return true;
+}
+
+// Whether view n of x is a shifted block of x (a slice of steps 1 or 0, a
+// broadcast, that is not a row-major block of x: a window's tap of a
+// stored padded input, x[:, 1:]); if so f holds its starts.
+bool shifted_block(const Node* n, const Node* x, SliceForm& f) {
+  if (row_major_view(n) || !slice_form(n, x, f)) return false;
+  for (int64_t k = 0; k < x->rank(); ++k)
+    if (f.step[k] > 1) return false;
+  return true;
+}
+
 }  // namespace
 
 bool strided_slice(const Node* n, const Node* x) {
@@ -124,6 +168,8 @@ ValueId Lowerer::view(const Node* n, const Idx& idx) {
     // every view of x in the kernel) and constant steps and phases, so
     // the taps of a pooling window differ by constants
     return value(x, xi);
+  } else if (shifted_of(n, x, idx, xi)) {
+    return value(x, xi);  // one of several shifted blocks of x (above)
   }
   // A row-major block of a buffer (a reshape; a narrow of its first dim or
   // a select of a batch's image, at an offset): the offset plus the
@@ -184,43 +230,83 @@ ValueId Lowerer::view(const Node* n, const Idx& idx) {
 // x's index. Starts and steps above kConstantStepMax are runtime params
 // (shape-generic kernels); smaller steps are constants.
 bool Lowerer::slice_of(const Node* n, const Node* x, const Idx& idx, Idx& xi) {
-  const auto& a = n->attrs.ints;
-  const int64_t rank = n->rank(), xr = x->rank();
-  std::vector<int64_t> xdim;
-  if (x->numel() == 0 || n->numel() == 0 || !slice_dims(n, x, xdim)) return false;
-  std::vector<int64_t> from(static_cast<size_t>(xr), -1);  // the dim of n read along x's dim k
-  for (int64_t d = 0; d < rank; ++d)
-    if (xdim[d] >= 0) from[static_cast<size_t>(xdim[d])] = d;
-  const Shape xs = contiguous_strides(x->shape);
-  int64_t off = a[0];
-  Shape start(static_cast<size_t>(xr)), step(static_cast<size_t>(xr));
-  for (int64_t k = 0; k < xr; ++k) {
-    start[k] = off / xs[k];
-    off -= start[k] * xs[k];
-    const int64_t d = from[static_cast<size_t>(k)];
-    if (n->shape[d] == 1) continue;  // step 0
-    if (a[1 + d] < 0 || a[1 + d] % xs[k] != 0) return false;
-    step[k] = a[1 + d] / xs[k];
-  }
-  if (off != 0) return false;
-  for (int64_t k = 0; k < xr; ++k) {
-    const int64_t size = n->shape[from[static_cast<size_t>(k)]];
-    if (start[k] < 0 || (size > 0 && start[k] + (size - 1) * step[k] >= x->shape[k])) return false;
-  }
+  SliceForm f;
+  if (!slice_form(n, x, f)) return false;
+  const int64_t xr = x->rank();
   xi.resize(static_cast<size_t>(xr));
   for (int64_t k = 0; k < xr; ++k) {
-    const int64_t d = from[static_cast<size_t>(k)];
+    const int64_t d = f.from[static_cast<size_t>(k)], step = f.step[k], start = f.start[k];
     ValueId i = idx[d];
     const int64_t max_step = k == xr - 1 ? kConstantStepMax : kConstantOuterStepMax;
     if (n->shape[d] == 1) i = iconst(0);
-    else if (step[k] <= max_step) i = step[k] == 1 ? i : imul(i, iconst(step[k]));
-    else i = imul(i, param(n, kSliceStep, d, step[k]));
+    else if (step <= max_step) i = step == 1 ? i : imul(i, iconst(step));
+    else i = imul(i, param(n, kSliceStep, d, step));
     // a start within a constant step (x[1::2], a pooling tap's phase) is a
     // constant too: taps differing by constants form LLVM's interleaved
     // groups (one wide load and shuffles), not a gather each
-    const bool phase = step[k] > 1 && step[k] <= max_step && start[k] <= max_step;
-    if (start[k] == 0) xi[k] = i;
-    else xi[k] = iadd(i, phase ? iconst(start[k]) : param(n, kSliceStart, d, start[k]));
+    const bool phase = step > 1 && step <= max_step && start <= max_step;
+    if (start == 0) xi[k] = i;
+    else xi[k] = iadd(i, phase ? iconst(start) : param(n, kSliceStart, d, start));
+  }
+  return true;
+}
+
+// Views of one stored buffer at starts that differ by a little along each
+// dim (the taps of a convolution's or a pool's window over its stored
+// padded input; x[:, 1:] - x[:, :-1]) read through the buffer's own sizes,
+// at a base start shared by them all (a param: the smallest start along
+// each dim over the kernel's shifted views of x) plus a constant of at
+// most kConstantOuterStepMax. Each through its own offset and strides
+// (params), 25 taps of a 5 x 5 window held 25 pointers a row and 178
+// params; at a shared base they are a few row pointers and constant
+// displacements. A view alone keeps its params: a loop over starts
+// compiles nothing new.
+void Lowerer::find_shift_bases() {
+  shift_bases_found_ = true;
+  std::unordered_map<const Node*, std::vector<Shape>> starts;
+  std::vector<const Node*> stack(roots_.begin(), roots_.end());
+  NodeSet seen;
+  while (!stack.empty()) {
+    const Node* n = stack.back();
+    stack.pop_back();
+    if (!seen.insert(n).second) continue;
+    if (n->op == Op::AsStrided && loaded(n->inputs[0].get())) {
+      const Node* x = n->inputs[0].get();
+      if (SliceForm f; shifted_block(n, x, f)) {
+        std::vector<Shape>& s = starts[x];
+        if (std::find(s.begin(), s.end(), f.start) == s.end()) s.push_back(f.start);
+      }
+      continue;
+    }
+    for (const auto& in : n->inputs)
+      if (!loaded(in.get())) stack.push_back(in.get());
+  }
+  for (auto& [x, s] : starts) {
+    if (s.size() < 2) continue;
+    Shape base = s[0];
+    for (const Shape& t : s)
+      for (size_t k = 0; k < base.size(); ++k) base[k] = std::min(base[k], t[k]);
+    shift_base_.emplace(x, std::move(base));
+  }
+}
+
+bool Lowerer::shifted_of(const Node* n, const Node* x, const Idx& idx, Idx& xi) {
+  if (tile_.list) return false;  // (a transposed tile's reads: lower_tiles.cpp)
+  if (!shift_bases_found_) find_shift_bases();
+  const auto it = shift_base_.find(x);
+  SliceForm f;
+  if (it == shift_base_.end() || !shifted_block(n, x, f)) return false;
+  const Shape& base = it->second;
+  const int64_t xr = x->rank();
+  for (int64_t k = 0; k < xr; ++k)
+    if (f.start[k] - base[k] > kConstantOuterStepMax) return false;
+  xi.resize(static_cast<size_t>(xr));
+  for (int64_t k = 0; k < xr; ++k) {
+    const int64_t d = f.from[static_cast<size_t>(k)];
+    ValueId i = n->shape[d] == 1 || f.step[k] == 0 ? iconst(0) : idx[d];  // (step 0: a broadcast)
+    if (base[k] > 0) i = iadd(i, param(x, kShiftBase, k, base[k]));
+    if (f.start[k] > base[k]) i = iadd(i, iconst(f.start[k] - base[k]));
+    xi[k] = i;
   }
   return true;
 }

@@ -125,7 +125,9 @@ bool permuted_dims(const Node* n, std::vector<int64_t>& from);
 // (x[:, 2:50], a permutation keeping H and W adjacent).
 bool run_row_major(const Node* n, const std::vector<int64_t>& run);
 
-enum ParamTag : int { kSize, kStride, kViewStride, kViewOffset, kSliceStart, kSliceStep, kCatOffset, kData, kPeriod, kScanBlock };
+enum ParamTag : int {
+  kSize, kStride, kViewStride, kViewOffset, kSliceStart, kSliceStep, kCatOffset, kData, kPeriod, kScanBlock, kShiftBase
+};
 
 class Lowerer {
  public:
@@ -373,6 +375,8 @@ class Lowerer {
   bool strided_of(const Node* n, const Node* x, const Idx& idx, Idx& xi);
   bool permutation_of(const Node* n, const Node* x, const Idx& idx, Idx& xi);
   bool grouped_reshape(const Node* n, const Node* x, const Idx& idx, Idx& xi);
+  bool shifted_of(const Node* n, const Node* x, const Idx& idx, Idx& xi);
+  void find_shift_bases();
 
   // ---- lower_reduce.cpp: reductions inside a row kernel ----
   struct Row {
@@ -561,6 +565,10 @@ class Lowerer {
   std::map<std::pair<const Node*, Idx>, ValueId> memo_;
   std::map<std::tuple<const Node*, int, int64_t>, ValueId> param_slots_;
   std::unordered_map<const Node*, int32_t> slots_;
+  // per stored buffer, the smallest start along each dim of its shifted
+  // views in this kernel (lower_views.cpp: shifted_of); found on first use
+  std::unordered_map<const Node*, Shape> shift_base_;
+  bool shift_bases_found_ = false;
 };
 
 }  // namespace kiln::jit::lowering

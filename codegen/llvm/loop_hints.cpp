@@ -188,6 +188,16 @@ class LoopBody {
     return any;
   }
 
+  // Whether innermost loop s reads one buffer at kTapLoads positions or
+  // more an iteration (a window's taps over its stored padded input: a
+  // depthwise convolution's fold, a stencil).
+  static constexpr int kTapLoads = 4;
+  bool reads_taps(const Stmt& s, const std::vector<bool>& varying) const {
+    std::vector<int> loads(k_.buffers.size());
+    return any_value(s, varying, false,
+                     [&](const jit::Value& v) { return v.op == VOp::Load && ++loads[v.a] >= kTapLoads; });
+  }
+
   // A loop whose extent is min(c, ...) for a small constant c (a tile).
   bool short_loop(const Stmt& s) const {
     const jit::Value& x = k_.values[s.extent];
@@ -389,6 +399,14 @@ LoopHints loop_hints(const jit::Kernel& k, const Stmt& s, bool wide_vectors) {
   // ran 32 elements in vectors and 24 in a scalar remainder (1 thread,
   // x.amax(3) of [32, 64, 56, 56] 4.5 -> 0.95 ms, rows of 16 9.2 -> 1.8 ms,
   // rows of 3136 0.59 / 0.64 ms, within the noise).
+  // So does a loop that moves float32 values read at several positions of
+  // one buffer (a depthwise convolution's taps, kTapLoads or more): a row
+  // of 56 ran 48 elements in vectors and 8 in a scalar remainder of every
+  // tap, about as long as the vectors (1 thread, [8, 64, 56, 56], all 25
+  // taps of a 5 x 5 in one kernel: 4.8 -> 2.7-3.4 ms; 3 x 3 1.65 -> 1.2
+  // ms; rows of 48, 112 or 224, no remainder, within the noise). LLVM
+  // loads each row of taps as a few vectors and shifts them into place
+  // (VPERMT2PS), so few of the masked loads are left.
   // Not where the loop stores at a constant step (a narrow cat's row of
   // positions): a masked interleaved store is scattered lane by lane
   // (a stack of [N, 2] pairs with exp, 2.2 -> 19 ms). Nor the exp loop
@@ -398,8 +416,9 @@ LoopHints loop_hints(const jit::Kernel& k, const Stmt& s, bool wide_vectors) {
   // kernel's such loop runs its rest as one masked vector instead (split,
   // below).
   const bool span = innermost && body.span_loop(s);
+  const bool taps = wide_move && !strided && body.reads_taps(s, varying);
   const bool fold_tail = (computes.philox || (wide_exp && !strided && !span) || (guarded && !strided) ||
-                          (extremes && !strided)) &&
+                          (extremes && !strided) || taps) &&
                          row_step <= 1;
   // A float sum into float64 (a float32 row's sum, softmax's sum of exp)
   // cannot fold its tail: its remainder's elements would go into the
