@@ -715,7 +715,7 @@ class Gen {
     const int a = pick_var();
     const Tensor& t = var(a);
     const int64_t r = t.dim();
-    const int64_t kind = uni(0, 19);
+    const int64_t kind = uni(0, 20);
     if (r == 0 && kind != 3 && kind != 4 && kind != 9 && kind != 12 && kind != 13 && kind != 17) {
       // a 0-dim tensor: no dim to select, slice, narrow or split
       const int64_t d = uni(-1, 0);
@@ -882,6 +882,24 @@ class Gen {
         const int64_t size = uni(0, std::min<int64_t>(n, 3)), step = uni(1, 3);
         unary_instr(a, ".unfold(" + std::to_string(d) + ", " + std::to_string(size) + ", " + std::to_string(step) + ")",
                     [=](const Tensor& x) { return x.unfold(d, size, step); });
+        return;
+      }
+      case 20: {  // shifted blocks of one tensor combined (a window's taps, a stencil)
+        const int64_t d = rand_dim(r), n = t.size(d);
+        if (n < 2) return;
+        const int64_t len = uni(1, n - 1), s1 = uni(0, n - len), s2 = uni(0, n - len), s3 = uni(0, n - len);
+        const bool three = coin(0.5);
+        const std::string v = vname(a), dl = std::to_string(d) + ", ", ln = ", " + std::to_string(len) + ")";
+        Instr ins;
+        ins.text = def(v + ".narrow(" + dl + std::to_string(s1) + ln + " - " + v + ".narrow(" + dl + std::to_string(s2) +
+                       ln + " * 2" + (three ? " + " + v + ".narrow(" + dl + std::to_string(s3) + ln : std::string()));
+        ins.reads = {a};
+        ins.run = [=](Env& e) {
+          const Tensor& x = e.vars[a];
+          Tensor y = x.narrow(d, s1, len) - x.narrow(d, s2, len) * 2;
+          return three ? y + x.narrow(d, s3, len) : y;
+        };
+        emit(std::move(ins));
         return;
       }
       default:
