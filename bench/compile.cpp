@@ -21,6 +21,7 @@
 // compiled does not depend on them.
 #include <kiln/jit.h>
 #include <kiln/kiln.h>
+#include <kiln/nn_functional.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -54,9 +55,10 @@ std::vector<Workload> workloads() {
     for (float& f : v) f = static_cast<float>((state = state * 1664525u + 1013904223u) >> 8) * 0x1p-24f;
     return kiln::from_blob(v.data(), shape, kiln::kFloat32);
   };
-  static Tensor a, b, c, d, x, col, sq;
+  static Tensor a, b, c, d, x, col, sq, img, w5;
   a = input({R, C}), b = input({R, C}), c = input({C}), d = input({R, C});
   x = input({R, C}), col = input({R}), sq = input({C, C});
+  img = input({2, 8, 20, 20}), w5 = input({8, 1, 5, 5});
   return {
       {"chain", "relu(a*b + c) * exp(-d)", [] { return (a * b + c).relu() * (-d).exp(); }},
       {"bcast_row", "x + y[None, :]", [] { return x + c.unsqueeze(0); }},
@@ -79,6 +81,9 @@ std::vector<Workload> workloads() {
       {"rand", "rand({R, C})", [] { return kiln::rand({R, C}); }},
       {"randn", "randn({R, C})", [] { return kiln::randn({R, C}); }},
       {"dropout", "x * (rand > 0.5) * 2", [] { return x * (kiln::rand({R, C}) > 0.5) * 2.0; }},
+      // an input padded already: the fold alone, 25 taps in one kernel
+      {"depthwise5", "conv2d(img, w[8, 1, 5, 5], groups 8)",
+       [] { return kiln::conv2d(img, w5, Tensor(), {1}, {0}, {1}, 8); }},
   };
 }
 
