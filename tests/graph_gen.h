@@ -885,10 +885,15 @@ class Gen {
         return;
       }
       case 20: {  // shifted blocks of one tensor combined (a window's taps, a stencil)
+        // three distinct starts where the dim allows (shifted_of reads three
+        // or more at a shared base), else two
         const int64_t d = rand_dim(r), n = t.size(d);
         if (n < 2) return;
-        const int64_t len = uni(1, n - 1), s1 = uni(0, n - len), s2 = uni(0, n - len), s3 = uni(0, n - len);
-        const bool three = coin(0.5);
+        const bool three = n >= 3 && coin(0.8);
+        const int64_t len = uni(1, n - (three ? 2 : 1)), m = n - len + 1;  // m starts
+        const int64_t s1 = uni(0, m - 1), s2 = (s1 + uni(1, m - 1)) % m;
+        int64_t s3 = uni(0, m - 1);
+        while (three && (s3 == s1 || s3 == s2)) s3 = (s3 + 1) % m;
         const std::string v = vname(a), dl = std::to_string(d) + ", ", ln = ", " + std::to_string(len) + ")";
         Instr ins;
         ins.text = def(v + ".narrow(" + dl + std::to_string(s1) + ln + " - " + v + ".narrow(" + dl + std::to_string(s2) +

@@ -1,10 +1,10 @@
 // Shifted blocks of one stored buffer (jit/lower_views.cpp: shifted_of):
-// views of a buffer at unit steps whose starts differ by a little (a
-// window's taps over a stored padded input, x[:, 1:] - x[:, :-1]) read
+// three or more views of a buffer at unit steps whose starts differ by a
+// little (a window's taps over a stored padded input, a stencil) read
 // through the buffer's own sizes at a shared base start (a param) plus
 // constants, not at an offset and strides of their own each. Pinned: the
 // kernel IR's params and constants, that a new base compiles nothing while
-// a lone view keeps its params, the reference evaluator's values (a
+// one or two views keep their params, the reference evaluator's values (a
 // broadcast column beside the shifts among them: its step 0 once read as
 // a step 1), and the compiled fold's masked tail (codegen/llvm/loop_hints.cpp).
 #include <doctest/doctest.h>
@@ -63,27 +63,32 @@ TEST_CASE("jit: shifted views of a buffer read at a shared base and constant shi
   // shifts of more than 16 apart: each view through its own params
   const Tensor w = stored({4, 40});
   kiln_test::check_jit(w.narrow(1, 0, 5) + w.narrow(1, 30, 5) + w.narrow(1, 1, 5));
-  // views of one element along a dim (a select of a row) among the shifts
-  kiln_test::check_jit(m.narrow(0, 2, 1) * m.narrow(0, 0, 4) + m.narrow(0, 1, 4));
+  // a view of one row (one element along dim 0) among the shifts
+  kiln_test::check_jit(m.slice(0, 2, 3).slice(1, 1, 5) * m.slice(1, 0, 4) + m.slice(1, 2, 6));
 }
 
-TEST_CASE("jit: a new base of shifted views compiles nothing, a lone view keeps its offset param") {
+TEST_CASE("jit: a new base of shifted views compiles nothing, one or two views keep their offset params") {
   // kernels are cached by their IR (jit/kernel_cache.h): equal IR, one kernel
   const Tensor a = stored({8, 12}), b = stored({5, 20});
   auto key = [](const Tensor& t) { return output_kernel(kiln_test::plan(t)).key(); };
-  auto pair = [](const Tensor& x, int64_t s) { return x.narrow(1, s, 6) - x.narrow(1, s + 1, 6); };
-  const std::string at1 = key(pair(a, 1));
-  CHECK(key(pair(a, 3)) == at1);  // another base: a param
-  CHECK(key(pair(b, 5)) == at1);  // and another shape
-  CHECK(key(a.narrow(1, 1, 6) - a.narrow(1, 3, 6)) != at1);  // another shift: a constant
-  // a loop over a lone view's start compiles one kernel
+  auto taps = [](const Tensor& x, int64_t s) {
+    return x.narrow(1, s, 6) - x.narrow(1, s + 1, 6) + x.narrow(1, s + 2, 6);
+  };
+  const std::string at1 = key(taps(a, 1));
+  CHECK(key(taps(a, 3)) == at1);  // another base: a param
+  CHECK(key(taps(b, 5)) == at1);  // and another shape
+  CHECK(key(a.narrow(1, 1, 6) - a.narrow(1, 2, 6) + a.narrow(1, 4, 6)) != at1);  // another shift: a constant
+  const jit::Kernel& k = output_kernel(kiln_test::plan(taps(a, 1)));
+  CHECK(count(k, VOp::Param) == 4);  // the output's extents, a's row size, the base start
+  // a loop over a lone view's start compiles one kernel, and over a pair's
+  // (x[:, 1:] - x[:, :-1], read at an offset param each: lower_views.cpp)
   CHECK(key(a.narrow(1, 2, 6) * 2) == key(a.narrow(1, 5, 6) * 2));
-  // b's row 0: 2 sin(0.7 i + 0.3) at i = 5..10 minus at 6..11 (float32)
-  const Tensor d = pair(b, 5);
+  CHECK(key(a.narrow(1, 1, 6) - a.narrow(1, 2, 6)) == key(a.narrow(1, 4, 6) - a.narrow(1, 6, 6)));
+  // b's row 0: 2 sin(0.7 i + 0.3) at i = 5..10 minus at 6..11 plus at 7..12 (float32)
+  const Tensor d = taps(b, 5);
   std::vector<double> want;
-  for (int j = 5; j < 11; ++j)
-    want.push_back(static_cast<double>(static_cast<float>(2.0 * std::sin(0.7 * j + 0.3)) -
-                                       static_cast<float>(2.0 * std::sin(0.7 * (j + 1) + 0.3))));
+  auto v = [](int j) { return static_cast<float>(2.0 * std::sin(0.7 * j + 0.3)); };
+  for (int j = 5; j < 11; ++j) want.push_back(static_cast<double>(v(j) - v(j + 1) + v(j + 2)));
   kiln_test::check_values(d.narrow(0, 0, 1), kFloat32, {1, 6}, want, 1e-6);
 }
 
