@@ -5,11 +5,11 @@
 // primitives, so the JIT can fuse their chains. Each public op records one
 // backward function (its PyTorch name) with ints {keepdim, dims...}.
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <limits>
 #include <memory>
 
+#include "core/built_nodes.h"
 #include "core/layout.h"
 #include "core/ops_common.h"
 #include "core/provenance.h"
@@ -37,28 +37,16 @@ Shape normalize_dims(const Shape& dims, int64_t rank, const char* op) {
 }
 
 // The primitive reductions built last on this thread, by what they
-// reduce: the same reduction of the same node built again (x.mean(1)
-// beside x.std(1), whose two-pass variance builds x's mean too; a sum a program
-// asks for twice) is the node built before, so the graph holds it once and
-// the schedule computes it once, a lazy graph's common subexpression (as
-// tinygrad's hash-consed UOps). Weak pointers: an entry keeps no node
-// alive, and one whose node is gone matches nothing.
-struct BuiltReduction {
-  std::weak_ptr<const Node> source, result;
+// reduce (core/built_nodes.h): the same reduction of the same node built
+// again (x.mean(1) beside x.std(1), whose two-pass variance builds x's
+// mean too; a sum a program asks for twice) is the node built before.
+struct ReductionKey {
   Op op = Op::Sum;
   DType in = DType::Float32, out = DType::Float32;
   Shape dims;
+  bool operator==(const ReductionKey&) const = default;
 };
-constexpr size_t kBuiltReductions = 16;
-thread_local std::array<BuiltReduction, kBuiltReductions> built_reductions;
-thread_local size_t next_built = 0;
-
-NodePtr built_reduction(const NodePtr& source, Op op, DType in, DType out, const Shape& dims) {
-  for (const BuiltReduction& b : built_reductions)
-    if (b.op == op && b.in == in && b.out == out && b.dims == dims && b.source.lock() == source)
-      if (NodePtr r = b.result.lock()) return r;
-  return nullptr;
-}
+using BuiltReductions = BuiltNodes<struct BuiltReductionsTag, ReductionKey, 16>;
 
 // One primitive reduction node over `dims` (normalized) of t cast to `in`.
 Tensor reduce(const Tensor& t, Op op, const Shape& dims, bool keepdim, DType in, DType out,
@@ -67,12 +55,13 @@ Tensor reduce(const Tensor& t, Op op, const Shape& dims, bool keepdim, DType in,
   Shape rdims = dims;
   const bool scalar = t.dim() == 0;
   if (scalar) rdims = {0};
-  NodePtr r = built_reduction(source, op, in, out, dims);
+  const ReductionKey key{op, in, out, dims};
+  NodePtr r = BuiltReductions::find(source, key);
   if (!r) {
     NodePtr x = cast_node(source, in);
     if (scalar) x = reshape_node(x, {1});
     r = reduction_in_memory_order(op, out, x, rdims);
-    built_reductions[next_built++ % kBuiltReductions] = {source, r, op, in, out, dims};
+    BuiltReductions::remember(source, key, r);
   }
   const Shape& kept = r->shape;
   Shape final_shape;

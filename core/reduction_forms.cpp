@@ -10,6 +10,7 @@
 #include <numeric>
 #include <unordered_map>
 
+#include "core/built_nodes.h"
 #include "core/layout.h"
 #include "core/ops_common.h"
 
@@ -223,7 +224,7 @@ class WideRows {
     auto found = memo_.find(n.get());
     if (found != memo_.end()) return found->second;
     if (--budget_ < 0 || n->shape != x_->shape) return nullptr;
-    if (NodePtr r = rebuilt_before(n)) {
+    if (NodePtr r = Rebuilt::find(n, key())) {
       memo_.emplace(n.get(), r);
       return r;
     }
@@ -245,43 +246,21 @@ class WideRows {
       r = make_node(n->op, n->dtype, n->device, shape, std::move(in), n->attrs);
     }
     memo_.emplace(n.get(), r);
-    if (r) remember(n, r);
+    if (r) Rebuilt::remember(n, key(), r);
     return r;
   }
 
  private:
-  // The nodes rebuilt last on this thread over the same wide rows: sibling
-  // reductions of one x (var's sums of d and d * d, beside x.mean(0)'s)
-  // then read the same views and the same stored operands, and their
-  // levels merge into one pass over x (jit/schedule.cpp). Weak pointers,
-  // as core/reduce.cpp's built reductions.
-  struct Rebuilt {
-    std::weak_ptr<const Node> source, result;
-    Shape shape;  // x's, then d, inner, wide, q, outer
-  };
-  static constexpr size_t kRebuilt = 64;
-  static std::vector<Rebuilt>& rebuilt() {
-    thread_local std::vector<Rebuilt> r(kRebuilt);
-    return r;
-  }
-  static size_t& next_rebuilt() {
-    thread_local size_t n = 0;
-    return n;
-  }
-  Shape key() const {
+  // The nodes rebuilt last on this thread over the same wide rows
+  // (core/built_nodes.h): sibling reductions of one x (var's sums of d and
+  // d * d, beside x.mean(0)'s) then read the same views and the same
+  // stored operands, and their levels merge into one pass over x
+  // (jit/schedule.cpp).
+  using Rebuilt = BuiltNodes<struct WideRowsTag, Shape, 64>;
+  Shape key() const {  // x's shape, then d, inner, wide, q, outer
     Shape k = x_->shape;
     k.insert(k.end(), {d_, inner_, wide_, q_, outer_});
     return k;
-  }
-  NodePtr rebuilt_before(const NodePtr& n) const {
-    const Shape k = key();
-    for (const Rebuilt& b : rebuilt())
-      if (b.shape == k && b.source.lock() == n)
-        if (NodePtr r = b.result.lock()) return r;
-    return nullptr;
-  }
-  void remember(const NodePtr& n, const NodePtr& r) const {
-    rebuilt()[next_rebuilt()++ % kRebuilt] = {n, r, key()};
   }
 
   // A view of x's shape broadcasting one value, or one row of w along N

@@ -189,6 +189,15 @@ TEST_CASE("var one pass: x.var(0) reads x once, a standardization twice, float64
   CHECK(passes_over(x64.var(0), x64) == 2);
   // a row a kernel holds in cache: two passes over it there, one kernel
   CHECK(passes_over(x.var(1), x) == 1);
+  // narrow columns, reduced as wide rows: the mean's and the variance's
+  // sums rebuild the same wide rows (core/built_nodes.h), so they merge
+  // into one pass over x (two when each rebuilt its own); the shift's row
+  // (x's first, repeated along the wide rows) is a small step of its own
+  const Tensor xn = (kiln_test::sine_leaf({8192, 3}) * 1).eval();  // stored as [8192, 3]
+  CHECK(passes_over(xn.var(0), xn) == 2);
+  const Tensor zn = (xn - xn.mean(0)) / xn.std(0);
+  CHECK(passes_over(zn, xn) == 3);
+  kiln_test::check_jit_close(zn, 1e-5);
 }
 
 TEST_CASE("var one pass: sibling column sums over one x, asked for together, read it once") {
