@@ -7,6 +7,7 @@
 #include "core/reduction_forms.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <numeric>
 #include <unordered_map>
 
@@ -218,13 +219,14 @@ NodePtr blocked_column_reduction(Op op, DType out, const NodePtr& x, const Shape
 class WideRows {
  public:
   WideRows(const NodePtr& x, int64_t d, int64_t inner, int64_t wide, int64_t q, int64_t outer)
-      : x_(x), d_(d), inner_(inner), wide_(wide), q_(q), outer_(outer) {}
+      : x_(x), d_(d), inner_(inner), wide_(wide), q_(q), outer_(outer),
+        key_(key_of(x->shape, {d, inner, wide, q, outer})) {}
 
   NodePtr at(const NodePtr& n) {
     auto found = memo_.find(n.get());
     if (found != memo_.end()) return found->second;
     if (--budget_ < 0 || n->shape != x_->shape) return nullptr;
-    if (NodePtr r = Rebuilt::find(n, key())) {
+    if (NodePtr r = Rebuilt::find(n, key_)) {
       memo_.emplace(n.get(), r);
       return r;
     }
@@ -246,7 +248,7 @@ class WideRows {
       r = make_node(n->op, n->dtype, n->device, shape, std::move(in), n->attrs);
     }
     memo_.emplace(n.get(), r);
-    if (r) Rebuilt::remember(n, key(), r);
+    if (r) Rebuilt::remember(n, key_, r);
     return r;
   }
 
@@ -257,9 +259,8 @@ class WideRows {
   // stored operands, and their levels merge into one pass over x
   // (jit/schedule.cpp).
   using Rebuilt = BuiltNodes<struct WideRowsTag, Shape, 64>;
-  Shape key() const {  // x's shape, then d, inner, wide, q, outer
-    Shape k = x_->shape;
-    k.insert(k.end(), {d_, inner_, wide_, q_, outer_});
+  static Shape key_of(Shape k, std::initializer_list<int64_t> form) {  // x's shape, then the wide rows' form
+    k.insert(k.end(), form);
     return k;
   }
 
@@ -296,6 +297,7 @@ class WideRows {
 
   const NodePtr& x_;
   int64_t d_, inner_, wide_, q_, outer_;
+  const Shape key_;  // what Rebuilt knows these wide rows by
   std::unordered_map<const Node*, NodePtr> memo_;
   int budget_ = 64;
 };

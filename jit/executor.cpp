@@ -199,6 +199,20 @@ int64_t bytes_of(const std::vector<const Node*>& nodes) {
   return b;
 }
 
+// Runs kernel fn over its iterations [first, last): on the pool where they
+// are several and `work` elements at the kernel's iteration cost reach the
+// parallel threshold, else on the caller. True if on the pool.
+bool launch(KernelFn fn, char* const* bufs, const int64_t* params, int64_t first, int64_t last, int64_t work,
+            int64_t cost) {
+  if (last - first <= 1 || work * cost < parallel_threshold()) {
+    fn(bufs, params, first, last);
+    return false;
+  }
+  ThreadPool::instance().parallel_for(last - first,
+                                      [&](int64_t lo, int64_t hi) { fn(bufs, params, first + lo, first + hi); });
+  return true;
+}
+
 // Kernel k and matmul m chunk by chunk (jit/interleave.h): k's rows [b, e)
 // go into a scratch buffer of one chunk (the output pointer shifted back by
 // b rows, so that row b lands at its start), then m's batch entries [b, e)
@@ -225,7 +239,6 @@ void run_interleaved(const Step& k, const Step& m, const Interleave& il, KernelF
   ops[own] = matmul_operand(mm, own, out, *scratch);
   ops[other] = matmul_operand(mm, other, *m.inputs[static_cast<size_t>(other)], *buffer_of(m.inputs[static_cast<size_t>(other)]));
   const int64_t offset = ops[own].read.offset;
-  ThreadPool& pool = ThreadPool::instance();
   int64_t kernel_ns = 0, matmul_ns = 0;
   bool parallel = false;
   for (int64_t b = 0; b < il.rows; b += il.chunk) {
@@ -233,15 +246,8 @@ void run_interleaved(const Step& k, const Step& m, const Interleave& il, KernelF
     const uintptr_t shift = static_cast<uintptr_t>(b * il.row_elems * elt);
     ptrs.back() = reinterpret_cast<char*>(reinterpret_cast<uintptr_t>(scratch->data()) - shift);
     const auto t0 = std::chrono::steady_clock::now();
-    const int64_t first = b * il.iters, last = e * il.iters;
-    if (last - first > 1 && (e - b) * il.row_elems * k.code->cost >= parallel_threshold()) {
-      parallel = true;
-      pool.parallel_for(last - first, [&](int64_t lo, int64_t hi) {
-        fn(ptrs.data(), params.data(), first + lo, first + hi);
-      });
-    } else {
-      fn(ptrs.data(), params.data(), first, last);
-    }
+    parallel = launch(fn, ptrs.data(), params.data(), b * il.iters, e * il.iters, (e - b) * il.row_elems,
+                      k.code->cost) || parallel;
     const auto t1 = std::chrono::steady_clock::now();
     ops[own].read.offset = offset - b * il.row_elems;
     run_matmul(mm, ops[0], ops[1], *result, b, e);
@@ -402,16 +408,10 @@ std::vector<BufferPtr> evaluate(const std::vector<NodePtr>& roots, bool interpre
         char* const* bufs = ptrs.data();
         const int64_t work = st.work > 0 ? st.work : st.outputs[0]->numel();
         const auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
-        if (interpret) {
+        if (interpret)
           jit::interpret(st.code->ir, bufs, params, 0, st.parallel_extent);
-        } else if (work * st.code->cost < parallel_threshold() || st.parallel_extent <= 1) {
-          fn(bufs, params, 0, st.parallel_extent);
-        } else {
-          ++counters().parallel_launches;
-          ThreadPool::instance().parallel_for(st.parallel_extent, [&](int64_t b, int64_t e) {
-            fn(bufs, params, b, e);
-          });
-        }
+        else
+          counters().parallel_launches += launch(fn, bufs, params, 0, st.parallel_extent, work, st.code->cost);
         ++counters().kernels_launched;
         counters().bytes_read += bytes_in;
         counters().bytes_written += bytes_out;
