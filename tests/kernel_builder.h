@@ -23,6 +23,10 @@ using jit::VOp;
 
 inline codegen::Backend& be() { return codegen::cpu_backend(); }
 
+// Whether the backend compiles for a host with AVX-512 (the tests that pin
+// vector widths, masks or shuffles of its code skip other hosts).
+inline bool host_has_avx512() { return be().target_id().find("+avx512f") != std::string::npos; }
+
 // Built without LLVM: the stub backend; the compiling tests have nothing to run.
 #define KILN_SKIP_WITHOUT_LLVM()                              \
   do {                                                        \

@@ -38,7 +38,6 @@ int count(const jit::Kernel& k, VOp op) {
   return n;
 }
 
-bool has_avx512(const std::string& target) { return target.find("+avx512f") != std::string::npos; }
 
 }  // namespace
 
@@ -94,7 +93,7 @@ TEST_CASE("jit: a new base of shifted views compiles nothing, one or two views k
 
 TEST_CASE("llvm: a depthwise fold's taps end their rows in a masked vector") {
   KILN_SKIP_WITHOUT_LLVM();
-  if (!has_avx512(be().target_id())) {
+  if (!host_has_avx512()) {
     MESSAGE("the host has no AVX-512 (the fold's vector width differs): test skipped");
     return;
   }

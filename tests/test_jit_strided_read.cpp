@@ -28,7 +28,6 @@ Tensor data(const Shape& s, DType dt = kFloat32) { return kiln_test::sine_leaf(s
 
 const jit::Kernel& output_kernel(const jit::Schedule& s) { return s.steps.back().code->ir; }
 
-bool has_avx512(const std::string& target) { return target.find("+avx512f") != std::string::npos; }
 
 }  // namespace
 
@@ -79,7 +78,7 @@ TEST_CASE("jit: a new shape of a strided read compiles nothing, a new step or ph
 
 TEST_CASE("llvm: reads at a constant step load whole vectors, not gathers") {
   KILN_SKIP_WITHOUT_LLVM();
-  if (!has_avx512(be().target_id())) {
+  if (!host_has_avx512()) {
     MESSAGE("the host has no AVX-512 (LLVM's gathers and interleaved loads differ): test skipped");
     return;
   }
